@@ -1,0 +1,88 @@
+# -*- coding: utf-8 -*-
+# Copyright: contributors to dbhost.tuning
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Internal to dbhost.tuning: the Solaris /etc/system format, as system(4) documents it.
+
+``set [module:]symbol = value`` lines set kernel variables at boot; ``set symbol | value``
+and ``set symbol & value`` or/and bits into them (kept as they are, never rewritten);
+lines starting with ``*`` or ``#`` are comments; ``forceload:``, ``exclude:``,
+``moddir:``, ``rootfs:`` and ``rootdev:`` lines are kept untouched.  Values are
+decimal, ``0x`` hexadecimal, ``0`` octal, or a quoted string.
+
+Pure Python: unit-tested without an Ansible runtime.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import re
+
+ETC_SYSTEM = '/etc/system'
+
+_SET = re.compile(r'^(?P<lead>\s*set\s+)(?P<key>[A-Za-z_][A-Za-z0-9_]*(?::[A-Za-z_][A-Za-z0-9_]*)?)'
+                  r'(?P<sep>\s*=\s*)(?P<value>\S+)(?P<trail>\s*)$')
+_NAME = re.compile(r'^[A-Za-z_][A-Za-z0-9_]*(?::[A-Za-z_][A-Za-z0-9_]*)?$')
+
+
+class EtcSystemNameError(ValueError):
+    pass
+
+
+def validate_name(name):
+    """``shmsys:shminfo_shmmax`` or ``maxusers``; anything else is refused with its name."""
+    if not isinstance(name, str) or not _NAME.match(name.strip()):
+        raise EtcSystemNameError('%r is not an /etc/system variable name (module:variable or variable)' % (name,))
+    return name.strip()
+
+
+def normalize_value(value):
+    """Numbers compare by value (``0x10`` equals ``16``); strings compare as written."""
+    text = ' '.join(str(value).split())
+    try:
+        if re.match(r'^0[xX][0-9a-fA-F]+$', text):
+            return str(int(text, 16))
+        if re.match(r'^0[0-7]+$', text):
+            return str(int(text, 8))
+        if re.match(r'^-?\d+$', text):
+            return str(int(text))
+    except ValueError:
+        pass
+    return text
+
+
+def parse(text):
+    """{key: (value, lineno)} of plain ``set key = value`` lines; the last one wins."""
+    values = {}
+    for lineno, line in enumerate((text or '').splitlines(), 1):
+        stripped = line.lstrip()
+        if not stripped or stripped[0] in '*#':
+            continue
+        match = _SET.match(line)
+        if match:
+            values[match.group('key')] = (match.group('value'), lineno)
+    return values
+
+
+def render(text, changes):
+    """Apply {key: value or None}; other lines, comments and spacing are kept."""
+    lines = (text or '').splitlines()
+    last_index = {}
+    for index, line in enumerate(lines):
+        match = _SET.match(line)
+        if match and not line.lstrip().startswith(('*', '#')) and match.group('key') in changes:
+            last_index[match.group('key')] = index
+    output = []
+    for index, line in enumerate(lines):
+        match = _SET.match(line)
+        if not match or match.group('key') not in changes:
+            output.append(line)
+            continue
+        value = changes[match.group('key')]
+        if value is None or last_index[match.group('key')] != index:
+            continue
+        output.append('%s%s%s%s%s' % (match.group('lead'), match.group('key'), match.group('sep'),
+                                      value, match.group('trail')))
+    for key in sorted(k for k, v in changes.items() if v is not None and k not in last_index):
+        output.append('set %s=%s' % (key, changes[key]))
+    return '\n'.join(output) + '\n' if output else ''

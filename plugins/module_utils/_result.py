@@ -1,0 +1,141 @@
+# -*- coding: utf-8 -*-
+# Copyright: contributors to dbhost.tuning
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Internal to dbhost.tuning: the setting record and result builder every module returns.
+
+Pure Python: no Ansible import, so it is unit-tested without an Ansible runtime.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+OK = 'ok'
+CHANGED = 'changed'
+DRIFT = 'drift'
+PENDING_RESTART = 'pending_restart'
+PENDING_REBOOT = 'pending_reboot'
+SHADOWED = 'shadowed'
+UNSUPPORTED = 'unsupported'
+# A value the system refused (for example EINVAL from the kernel).  Not one of
+# the seven DESIGN statuses, which describe states; this one describes an error
+# on one record while the others were still applied.
+FAILED = 'failed'
+
+STATUSES = (OK, CHANGED, DRIFT, PENDING_RESTART, PENDING_REBOOT, SHADOWED, UNSUPPORTED, FAILED)
+
+# Statuses that a drift check treats as "the host matches": everything else is drift.
+CLEAN_STATUSES = (OK, UNSUPPORTED)
+
+
+def decide_status(live_ok, persisted_ok, check_mode, live_needs=None, shadowed=False, unsupported=False):
+    """Return the status of one record; the rules live here and nowhere else.
+
+    live_ok / persisted_ok: True when that side already matches the desired value,
+    None when that side is not managed or cannot be known (it then does not count).
+    live_needs: None when the live side can be changed now, else PENDING_RESTART or
+    PENDING_REBOOT when only a restart or reboot can bring the live value in line.
+    shadowed: the persisted value that wins at boot/restart comes from another
+    source than ours and does not match, whatever we write.
+    """
+    if unsupported:
+        return UNSUPPORTED
+    if shadowed:
+        return SHADOWED
+    if live_ok is not False and persisted_ok is not False:
+        return OK
+    if live_ok is False and live_needs and persisted_ok is not False:
+        # Nothing left to apply: only the restart or reboot brings the live side in line.
+        return live_needs
+    if check_mode:
+        return DRIFT
+    if live_ok is False and live_needs:
+        return live_needs
+    return CHANGED
+
+
+class Setting(object):
+    """One managed item: {name, target, desired, live, persisted, status, detail}."""
+
+    __slots__ = ('name', 'target', 'desired', 'live', 'persisted', 'status', 'detail')
+
+    def __init__(self, name, target=None, desired=None, live=None, persisted=None, status=OK, detail=''):
+        if status not in STATUSES:
+            raise ValueError('unknown status %r for setting %r' % (status, name))
+        self.name = name
+        self.target = target
+        self.desired = desired
+        self.live = live
+        self.persisted = persisted
+        self.status = status
+        self.detail = detail
+
+    def as_dict(self):
+        return dict((slot, getattr(self, slot)) for slot in self.__slots__)
+
+    def __repr__(self):
+        return 'Setting(%r)' % (self.as_dict(),)
+
+
+class Result(object):
+    """Collects records, diffs and flags, and renders the module result."""
+
+    def __init__(self, check_mode=False):
+        self.check_mode = check_mode
+        self.settings = []
+        self.diffs = []
+        self.warnings = []
+        self.changed = False
+        self.restart_required = False
+        self.reboot_required = False
+        self.extra = {}
+
+    def add(self, setting):
+        """Add a record.  ``changed`` follows what was (or, in check mode, would be)
+        done: CHANGED and DRIFT set it; a pending status alone does not, so that a
+        second run while a restart is still pending stays idempotent.  Modules call
+        mark_changed() or add_diff() for the writes behind a pending status."""
+        self.settings.append(setting)
+        if setting.status in (CHANGED, DRIFT):
+            self.changed = True
+        if setting.status == PENDING_RESTART:
+            self.restart_required = True
+        if setting.status == PENDING_REBOOT:
+            self.reboot_required = True
+        return setting
+
+    def add_diff(self, path, before, after):
+        """Record a file diff; only a real difference is recorded."""
+        if before == after:
+            return
+        self.diffs.append({
+            'before_header': path,
+            'after_header': path,
+            'before': before if before is not None else '',
+            'after': after if after is not None else '',
+        })
+        # Ansible's convention: in check mode ``changed`` means "would change".
+        self.changed = True
+
+    def mark_changed(self):
+        self.changed = True
+
+    def failed_settings(self):
+        return [s for s in self.settings if s.status == FAILED]
+
+    def drifted_settings(self):
+        return [s for s in self.settings if s.status not in CLEAN_STATUSES]
+
+    def as_dict(self):
+        result = {
+            'changed': self.changed,
+            'settings': [s.as_dict() for s in self.settings],
+            'restart_required': self.restart_required,
+            'reboot_required': self.reboot_required,
+        }
+        if self.diffs:
+            result['diff'] = self.diffs
+        if self.warnings:
+            result['warnings'] = list(self.warnings)
+        result.update(self.extra)
+        return result

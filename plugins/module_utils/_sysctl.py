@@ -1,0 +1,250 @@
+# -*- coding: utf-8 -*-
+# Copyright: contributors to dbhost.tuning
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Internal to dbhost.tuning: sysctl names and values, the sysctl.d / sysctl.conf format,
+and which file wins at boot.
+
+The format and the precedence follow sysctl.d(5) as systemd-sysctl applies it:
+``key = value`` or ``key=value`` lines, ``#`` and ``;`` comments, a leading ``-`` on a
+key to ignore failures, keys with ``.`` or ``/`` separators, and glob patterns.  Files
+named ``*.conf`` are read from the folders in SEARCH_DIRS; a name in an earlier folder
+masks the same name in a later one (a link to /dev/null disables it); files then apply
+in lexical order of their names, later assignments win, and an exact key always wins
+over a glob.  /etc/sysctl.conf is applied last, as ``sysctl --system`` does, unless a
+sysctl.d entry already links to it (Debian's 99-sysctl.conf).
+
+Pure Python: unit-tested without an Ansible runtime.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import fnmatch
+import os
+import re
+
+SEARCH_DIRS = (
+    '/etc/sysctl.d',
+    '/run/sysctl.d',
+    '/usr/local/lib/sysctl.d',
+    '/usr/lib/sysctl.d',
+    '/lib/sysctl.d',
+)
+SYSCTL_CONF = '/etc/sysctl.conf'
+
+_NAME_CHARS = re.compile(r'^[A-Za-z0-9_.:/\-@+]+$')
+_ASSIGNMENT = re.compile(r'^(?P<lead>\s*)(?P<key>[^=#;\s][^=]*?)(?P<sep>\s*=\s*)(?P<value>.*?)(?P<trail>\s*)$')
+_GLOB_CHARS = re.compile(r'[*?\[]')
+
+
+class SysctlNameError(ValueError):
+    """A sysctl name that is not usable (empty, absolute, with ``..``, with spaces)."""
+
+
+def _swap(name):
+    return name.translate({ord('.'): u'/', ord('/'): u'.'})
+
+
+def canonical_name(name):
+    """Return the dotted form of a sysctl name: ``kernel/shmmax`` -> ``kernel.shmmax``.
+
+    As in sysctl.d(5): when the first separator is ``/``, the name is in path form and
+    dots in it are literal (``net/ipv4/conf/eth0.1/rp_filter`` ->
+    ``net.ipv4.conf.eth0/1.rp_filter``).
+    """
+    name = (name or '').strip()
+    slash, dot = name.find('/'), name.find('.')
+    if slash != -1 and (dot == -1 or slash < dot):
+        return _swap(name)
+    return name
+
+
+def proc_path(name):
+    """The path of a (dotted) sysctl name below /proc/sys."""
+    return _swap(canonical_name(name))
+
+
+def validate_name(name):
+    """Raise SysctlNameError with a message naming ``name`` when it is unusable; return canonical."""
+    if not isinstance(name, str) or not name.strip():
+        raise SysctlNameError('sysctl name %r is empty' % (name,))
+    raw = name.strip()
+    if raw.startswith('/'):
+        raise SysctlNameError('sysctl name %r is an absolute path; give the name (for example kernel.shmmax)' % (name,))
+    if not _NAME_CHARS.match(raw):
+        raise SysctlNameError('sysctl name %r has characters that no sysctl name has' % (name,))
+    parts = proc_path(raw).split('/')
+    if any(part in ('', '.', '..') for part in parts):
+        raise SysctlNameError('sysctl name %r has an empty, "." or ".." component' % (name,))
+    return canonical_name(raw)
+
+
+def normalize_value(value):
+    """A value as the kernel compares it: whitespace runs collapse to one space."""
+    if isinstance(value, bool):
+        return '1' if value else '0'
+    if isinstance(value, (list, tuple)):
+        return ' '.join(normalize_value(v) for v in value)
+    return ' '.join(str(value).split())
+
+
+def is_numeric(value):
+    tokens = normalize_value(value).split()
+    return bool(tokens) and all(re.match(r'^-?\d+$', t) for t in tokens)
+
+
+class Assignment(object):
+    """One ``key = value`` line of a sysctl file."""
+
+    __slots__ = ('key', 'raw_key', 'value', 'ignore_failure', 'glob', 'lineno')
+
+    def __init__(self, key, raw_key, value, ignore_failure, glob, lineno):
+        self.key = key
+        self.raw_key = raw_key
+        self.value = value
+        self.ignore_failure = ignore_failure
+        self.glob = glob
+        self.lineno = lineno
+
+
+def parse_line(line, lineno=0):
+    """Return an Assignment, or None for comments, blank and unparsable lines."""
+    stripped = line.strip()
+    if not stripped or stripped[0] in '#;':
+        return None
+    match = _ASSIGNMENT.match(line)
+    if not match:
+        return None
+    raw_key = match.group('key').strip()
+    ignore = raw_key.startswith('-')
+    key = canonical_name(raw_key.lstrip('-'))
+    return Assignment(key, raw_key, match.group('value'), ignore, bool(_GLOB_CHARS.search(key)), lineno)
+
+
+def parse(text):
+    """All assignments of a file's text, in order."""
+    found = []
+    for lineno, line in enumerate((text or '').splitlines(), 1):
+        assignment = parse_line(line, lineno)
+        if assignment is not None:
+            found.append(assignment)
+    return found
+
+
+def values_of(text):
+    """{canonical key: value} of a file, later lines winning (exact keys only)."""
+    values = {}
+    for assignment in parse(text):
+        if not assignment.glob:
+            values[assignment.key] = assignment.value
+    return values
+
+
+def render(text, changes, header=None):
+    """Return ``text`` with ``changes`` applied, every other line kept as it was.
+
+    ``changes`` maps canonical keys to a value (set) or None (remove).  A key already
+    present keeps its line (spelling, spacing) with the value replaced; further lines of
+    the same key are dropped, since only the last one counted.  New keys are appended
+    in sorted order.  ``header`` starts a file that did not exist (``text`` None).
+    """
+    lines = (text or '').splitlines()
+    last_index = {}
+    for index, line in enumerate(lines):
+        assignment = parse_line(line)
+        if assignment is not None and assignment.key in changes:
+            last_index[assignment.key] = index
+    output = []
+    for index, line in enumerate(lines):
+        assignment = parse_line(line)
+        if assignment is None or assignment.key not in changes:
+            output.append(line)
+            continue
+        value = changes[assignment.key]
+        if value is None or last_index[assignment.key] != index:
+            continue
+        match = _ASSIGNMENT.match(line)
+        output.append('%s%s%s%s' % (match.group('lead'), match.group('key'), match.group('sep'), value))
+    added = sorted(k for k, v in changes.items() if v is not None and k not in last_index)
+    if text is None and header and added:
+        output.append(header)
+    output.extend('%s = %s' % (key, changes[key]) for key in added)
+    if not output:
+        return '' if text is not None else None
+    return '\n'.join(output) + '\n'
+
+
+def _under_root(root, path):
+    return os.path.join(root or '/', path.lstrip('/'))
+
+
+def _real(root, path):
+    """Resolve one level of symlink the way the target system would (absolute links under root)."""
+    if os.path.islink(path):
+        target = os.readlink(path)
+        if target.startswith('/'):
+            if target == '/dev/null':
+                return '/dev/null'
+            return os.path.normpath(_under_root(root, target))
+        return os.path.normpath(os.path.join(os.path.dirname(path), target))
+    return os.path.normpath(path)
+
+
+def boot_files(root='/', extra=None):
+    """The files read at boot, in the order they apply: [(path as on the system, local path)].
+
+    ``extra`` is a path (as on the system) to include even if it does not exist yet
+    (the file we are about to write).
+    """
+    chosen = {}
+    for folder in SEARCH_DIRS:
+        local_folder = _under_root(root, folder)
+        names = os.listdir(local_folder) if os.path.isdir(local_folder) else []
+        if extra and os.path.dirname(extra) == folder:
+            names = list(names) + [os.path.basename(extra)]
+        for name in names:
+            if name.endswith('.conf') and name not in chosen:
+                chosen[name] = (os.path.join(folder, name), os.path.join(local_folder, name))
+    ordered = [chosen[name] for name in sorted(chosen)]
+    seen = set()
+    result = []
+    for shown, local in ordered:
+        real = _real(root, local)
+        if real == '/dev/null':
+            continue
+        seen.add(real)
+        result.append((shown, local))
+    conf_local = _under_root(root, SYSCTL_CONF)
+    if os.path.normpath(conf_local) not in seen and (os.path.exists(conf_local) or extra == SYSCTL_CONF):
+        result.append((SYSCTL_CONF, conf_local))
+    return result
+
+
+def effective_values(files):
+    """Resolve what each key gets at boot.
+
+    ``files`` is an ordered list of (shown path, text).  Returns
+    (exact, globs) where exact is {key: (value, path)} and globs is a list of
+    (pattern, value, path) in application order.
+    """
+    exact = {}
+    globs = []
+    for shown, text in files:
+        for assignment in parse(text):
+            if assignment.glob:
+                globs.append((assignment.key, assignment.value, shown))
+            else:
+                exact[assignment.key] = (assignment.value, shown)
+    return exact, globs
+
+
+def winner(exact, globs, key):
+    """(value, path) that key gets at boot, or (None, None); exact keys beat globs."""
+    if key in exact:
+        return exact[key]
+    found = (None, None)
+    for pattern, value, path in globs:
+        if fnmatch.fnmatchcase(proc_path(key), proc_path(pattern)):
+            found = (value, path)
+    return found

@@ -1,0 +1,235 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: contributors to dbhost.tuning
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+---
+module: kernel_params
+short_description: Set kernel parameters live and persisted, and report drift between desired, live and persisted values
+version_added: 0.1.0
+description:
+  - Manages several kernel parameters in one call (one round trip per host, not one per key).
+  - Compares three values for every key - the desired one, the live one in the running kernel,
+    and the persisted one that will win at the next boot - so that a value fixed by hand and
+    lost at reboot shows as drift.
+  - On Linux, live values are read from and written to C(/proc/sys); only keys that differ are written.
+    The persisted value is the one that wins across the whole systemd-sysctl search path
+    (C(/etc/sysctl.d), C(/run/sysctl.d), C(/usr/local/lib/sysctl.d), C(/usr/lib/sysctl.d), C(/lib/sysctl.d),
+    then C(/etc/sysctl.conf)); a file of the same name in an earlier folder masks a later one, files
+    apply in lexical order of their names, and later assignments win.
+    When another file wins over ours with another value, the record says C(shadowed) and names that file.
+  - On FreeBSD, live values go through C(sysctl) and are persisted in C(/etc/sysctl.conf).
+  - On SunOS, values are persisted as C(set module:variable=value) lines in C(/etc/system); they apply at the
+    next boot, so a change is reported as C(pending_reboot) with RV(reboot_required=true).
+  - Values compare as the kernel sees them - C(250  32000 100 128) equals C(250 32000 100 128) - and
+    C(kernel.shmmax) and C(kernel/shmmax) name the same key.
+  - All input is checked before anything is written. A key the kernel refuses is reported on its own
+    record, the other keys are still applied, and the task then fails naming the refused keys.
+author:
+  - dbhost.tuning contributors
+options:
+  params:
+    description:
+      - Kernel parameters to manage, as a dictionary of name to value.
+      - A value is an integer, a string, or a list for multi-value keys such as C(kernel.sem).
+      - With O(state=absent), a list of names is also accepted.
+    type: raw
+    required: true
+  state:
+    description:
+      - V(present) sets the values.
+      - V(absent) removes our persisted lines for these names from O(file); it does not reset live values.
+    type: str
+    choices: [present, absent]
+    default: present
+  apply:
+    description: Set the live value in the running kernel when it differs.
+    type: bool
+    default: true
+  persist:
+    description: Persist the values in O(file) so that they survive a reboot.
+    type: bool
+    default: true
+  file:
+    description:
+      - The file we persist values in.
+      - Defaults to C(/etc/sysctl.d/90-dbhost-tuning.conf) on Linux, C(/etc/sysctl.conf) on FreeBSD and
+        C(/etc/system) on SunOS. It must be a file that is read at boot.
+    type: path
+  mode:
+    description:
+      - V(exact) makes each value exactly the desired one.
+      - V(minimum) never lowers a numeric value that is already higher. Single numbers compare as numbers;
+        C(kernel.sem) compares field by field; other multi-value keys (ranges such as
+        C(net.ipv4.ip_local_port_range)) always compare exactly.
+    type: str
+    choices: [exact, minimum]
+    default: exact
+  root:
+    description:
+      - Act on a mounted image or a test tree instead of the running host.
+      - Files are read and written under O(root). Live values are read and written under C(<root>/proc/sys)
+        when that exists; otherwise only the persisted state is managed.
+    type: path
+    default: /
+  backup:
+    description: Keep a timestamped copy of O(file) before changing it.
+    type: bool
+    default: false
+  fail_on_shadowed:
+    description: Fail the task when another file wins at boot over ours for a managed key.
+    type: bool
+    default: true
+extends_documentation_fragment: []
+attributes:
+  check_mode:
+    support: full
+    description: Nothing on the host changes; records say C(drift) for what would change.
+  diff_mode:
+    support: full
+    description: Returns the before and after text of O(file).
+  platform:
+    support: full
+    platforms: [linux, freebsd, sunos]
+notes:
+  - Returns the collection's common result: RV(settings), RV(restart_required), RV(reboot_required).
+seealso:
+  - name: sysctl.d(5)
+    description: Precedence of sysctl configuration files under systemd.
+    link: https://www.freedesktop.org/software/systemd/man/latest/sysctl.d.html
+'''
+
+EXAMPLES = r'''
+- name: Oracle preinstallation kernel parameters, never lowering a higher value
+  dbhost.tuning.kernel_params:
+    params:
+      kernel.sem: [250, 32000, 100, 128]
+      kernel.shmmni: 4096
+      fs.file-max: 6815744
+      fs.aio-max-nr: 1048576
+      net.ipv4.ip_local_port_range: "9000 65500"
+    mode: minimum
+
+- name: Drift check only (run with --check), without failing on a shadowing file
+  dbhost.tuning.kernel_params:
+    params:
+      kernel.shmmni: 4096
+    fail_on_shadowed: false
+  check_mode: true
+  register: kernel_drift
+
+- name: Remove our persisted line for a key (the live value is left alone)
+  dbhost.tuning.kernel_params:
+    params: [kernel.panic_on_oops]
+    state: absent
+
+- name: Solaris 9 shared memory in /etc/system (applies at next boot)
+  dbhost.tuning.kernel_params:
+    params:
+      shmsys:shminfo_shmmax: 4294967295
+      semsys:seminfo_semmni: 100
+  when: ansible_facts['system'] == 'SunOS'
+'''
+
+RETURN = r'''
+settings:
+  description: One record per managed key.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    name:
+      description: The key, in dotted form (or C(module:variable) on SunOS).
+      type: str
+      sample: kernel.shmmni
+    target:
+      description: The file the key is persisted in.
+      type: str
+      sample: /etc/sysctl.d/90-dbhost-tuning.conf
+    desired:
+      description: The desired value, normalized; null with O(state=absent).
+      type: str
+      sample: "250 32000 100 128"
+    live:
+      description: The value in the running kernel after this run (before it, in check mode); null when not read.
+      type: str
+    persisted:
+      description: The value that wins at the next boot, from whichever file sets it.
+      type: str
+    status:
+      description: >-
+        V(ok), V(changed), V(drift) (check mode: would change), V(pending_reboot), V(shadowed),
+        V(unsupported), or V(failed) (the kernel refused the value).
+      type: str
+      sample: ok
+    detail:
+      description: Why, in words, including the winning file for V(shadowed).
+      type: str
+changed:
+  description: Whether anything changed (in check mode, would change).
+  returned: always
+  type: bool
+restart_required:
+  description: Always false here; present for the common result shape.
+  returned: always
+  type: bool
+reboot_required:
+  description: True when a value only takes effect at the next boot (SunOS).
+  returned: always
+  type: bool
+backup_file:
+  description: The backup of O(file), when O(backup=true) and the file changed.
+  returned: changed and backup requested
+  type: str
+diff:
+  description: Before and after text of O(file), with C(--diff).
+  returned: when changed
+  type: list
+  elements: dict
+'''
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.dbhost.tuning.plugins.module_utils._kernel_params import InputError, KernelParams
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            params=dict(type='raw', required=True),
+            state=dict(type='str', default='present', choices=['present', 'absent']),
+            apply=dict(type='bool', default=True),
+            persist=dict(type='bool', default=True),
+            file=dict(type='path'),
+            mode=dict(type='str', default='exact', choices=['exact', 'minimum']),
+            root=dict(type='path', default='/'),
+            backup=dict(type='bool', default=False),
+            fail_on_shadowed=dict(type='bool', default=True),
+        ),
+        supports_check_mode=True,
+    )
+    args = module.params
+    try:
+        plan = KernelParams(
+            args['params'], state=args['state'], apply=args['apply'], persist=args['persist'],
+            file=args['file'], mode=args['mode'], root=args['root'], backup=args['backup'],
+            fail_on_shadowed=args['fail_on_shadowed'], check_mode=module.check_mode,
+            runner=lambda argv: module.run_command(argv),
+        )
+        result = plan.run(module)
+    except InputError as exc:
+        module.fail_json(msg=str(exc))
+    output = result.as_dict()
+    problem = plan.failure_message(result)
+    if problem:
+        module.fail_json(msg=problem, **output)
+    module.exit_json(**output)
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,120 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: contributors to dbhost.tuning
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+---
+module: host_facts
+short_description: Gather what database host sizing and drift reports need, as ansible_facts.dbhost
+version_added: 0.1.0
+description:
+  - Reads, in one pass and without one command per item, the facts that the collection's roles size
+    settings from and that drift reports show.
+  - Linux - RAM, base page size, huge page sizes and pools (per NUMA node), NUMA topology, block devices with
+    their queue attributes and stable identifiers, mounts with their options, shared-memory limits,
+    transparent huge pages and cpusets, from C(/proc) and C(/sys).
+  - SunOS - RAM (C(prtconf)), page size, processor sets (C(psrset -i)) and projects (C(/etc/project)).
+  - FreeBSD - RAM, page size and C(kern.ipc) shared-memory limits from one C(sysctl) call.
+author:
+  - dbhost.tuning contributors
+options:
+  subset:
+    description: Which groups of facts to gather; all by default.
+    type: list
+    elements: str
+    choices: [memory, hugepages, numa, transparent_hugepage, shm, block_devices, mounts, cpusets]
+  root:
+    description: Read C(/proc) and C(/sys) under this folder instead of the running host's (tests, images).
+    type: path
+    default: /
+attributes:
+  check_mode:
+    support: full
+    description: Only reads.
+  diff_mode:
+    support: none
+  facts:
+    support: full
+  platform:
+    support: full
+    platforms: [linux, freebsd, sunos]
+'''
+
+EXAMPLES = r'''
+- name: Gather memory and huge page facts for sizing
+  dbhost.tuning.host_facts:
+    subset: [memory, hugepages]
+
+- name: Show the RAM
+  ansible.builtin.debug:
+    msg: "{{ ansible_facts['dbhost']['memory']['total_bytes'] }}"
+'''
+
+RETURN = r'''
+ansible_facts:
+  description: Facts under the C(dbhost) key.
+  returned: always
+  type: dict
+  contains:
+    dbhost:
+      description: The gathered facts.
+      type: dict
+      contains:
+        system:
+          description: The platform name.
+          type: str
+          sample: Linux
+        memory:
+          description: C(total_bytes), C(page_size), C(hugepage_default_bytes).
+          type: dict
+        hugepages:
+          description: >-
+            One pool per huge page size, keyed by the size in bytes, with C(total), C(free), C(surplus),
+            C(reserved) and C(nodes) (pages per NUMA node).
+          type: dict
+        numa:
+          description: C(nodes) (C(cpus), C(memory_bytes), C(distances) per node), C(online_cpus), C(offline_cpus).
+          type: dict
+        transparent_hugepage:
+          description: The selected C(enabled) and C(defrag) modes.
+          type: dict
+        shm:
+          description: Shared-memory and semaphore limits as the kernel shows them.
+          type: dict
+        block_devices:
+          description: Per device, its queue attributes, stable identifiers, partitions, slaves and holders.
+          type: dict
+        mounts:
+          description: Mount points with source, file system type and options.
+          type: list
+          elements: dict
+        cpusets:
+          description: The cpuset cgroup hierarchy's version and top-level sets.
+          type: dict
+'''
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.dbhost.tuning.plugins.module_utils._host_facts import SUBSETS, gather
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            subset=dict(type='list', elements='str', choices=list(SUBSETS)),
+            root=dict(type='path', default='/'),
+        ),
+        supports_check_mode=True,
+    )
+    facts = gather(module.params['root'], module.params['subset'],
+                   runner=lambda argv: module.run_command(argv))
+    module.exit_json(changed=False, ansible_facts={'dbhost': facts})
+
+
+if __name__ == '__main__':
+    main()

@@ -115,7 +115,7 @@ class LinuxBackend(object):
 
     def write_live(self, key, value):
         """Write like ``sysctl -w``; raise OSError with the kernel's errno on refusal."""
-        fd = os.open(self._proc_file(key), os.O_WRONLY)
+        fd = os.open(self._proc_file(key), os.O_WRONLY | os.O_TRUNC)
         try:
             os.write(fd, value.encode('ascii'))
         finally:
@@ -387,6 +387,9 @@ class KernelParams(object):
                     changes.pop(key, None)  # a value the kernel refuses would fail at boot too
                     continue
                 live_after[key] = self.backend.read_live(key)
+                if not self.compare.satisfies(key, live_after[key], self.desired[key]):
+                    refused[key] = 'the kernel reads back %r' % (live_after[key],)
+                    changes.pop(key, None)
 
         file_after = self.backend.render(file_before, changes) if changes else file_before
         change = FileChange(local_file, file_before, file_after, shown_path=self.file)
@@ -424,10 +427,6 @@ class KernelParams(object):
         live_ok = None
         if self.apply_live and self.backend.live_available:
             live_ok = self.compare.satisfies(key, live_before[key], want)
-            if not self.check_mode and key in live_targets and \
-                    not self.compare.satisfies(key, live_after.get(key), want):
-                details.append('wrote %r but the kernel reads back %r' % (live_targets[key], live_after.get(key)))
-                return Setting(key, self.file, want, live_now, winner_value, FAILED, '; '.join(details))
         elif not self.backend.live_available:
             details.append('live value not read (%s)' % (
                 'the running kernel is read only at boot from %s' % self.file

@@ -63,7 +63,7 @@ def read_value(path):
 def write_value(path, value):
     """Write one value the way ``echo value > path`` does; raise SysfsError on refusal."""
     try:
-        fd = os.open(path, os.O_WRONLY)
+        fd = os.open(path, os.O_WRONLY | os.O_TRUNC)
         try:
             os.write(fd, ('%s\n' % value).encode('ascii'))
         finally:

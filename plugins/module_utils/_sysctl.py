@@ -70,6 +70,8 @@ def validate_name(name):
     if not isinstance(name, str) or not name.strip():
         raise SysctlNameError('sysctl name %r is empty' % (name,))
     raw = name.strip()
+    if any(c in name for c in '\r\n\t'):
+        raise SysctlNameError('sysctl name %r has characters that no sysctl name has' % (name,))
     if raw.startswith('/'):
         raise SysctlNameError('sysctl name %r is an absolute path; give the name (for example kernel.shmmax)' % (name,))
     if not _NAME_CHARS.match(raw):

@@ -1,0 +1,265 @@
+# -*- coding: utf-8 -*-
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import errno
+import hashlib
+import os
+
+import pytest
+
+from ansible_collections.dbhost.tuning.plugins.modules import kernel_params
+from ansible_collections.dbhost.tuning.plugins.module_utils import _kernel_params
+from ansible_collections.dbhost.tuning.plugins.module_utils import _platform
+
+OUR_FILE = '/etc/sysctl.d/90-dbhost-tuning.conf'
+HEADER = '# Managed by dbhost.tuning.kernel_params; local edits to these keys are overwritten.\n'
+
+LIVE = {
+    'kernel/sem': '32000\t1024000000\t500\t32000',
+    'kernel/shmmni': '4096',
+    'kernel/panic_on_oops': '0',
+    'fs/file-max': '9223372036854775807',
+    'fs/aio-max-nr': '65536',
+    'net/ipv4/ip_local_port_range': '32768\t60999',
+    'net/core/rmem_max': '212992',
+}
+
+
+@pytest.fixture(autouse=True)
+def linux(monkeypatch):
+    monkeypatch.setattr(_platform, 'system', lambda: 'Linux')
+
+
+@pytest.fixture
+def root(tmp_path):
+    base = str(tmp_path)
+    for key, value in LIVE.items():
+        path = os.path.join(base, 'proc', 'sys', key)
+        if not os.path.isdir(os.path.dirname(path)):
+            os.makedirs(os.path.dirname(path))
+        with open(path, 'w') as handle:
+            handle.write(value + '\n')
+    os.makedirs(os.path.join(base, 'etc', 'sysctl.d'))
+    os.makedirs(os.path.join(base, 'usr', 'lib', 'sysctl.d'))
+    with open(os.path.join(base, 'usr', 'lib', 'sysctl.d', '50-default.conf'), 'w') as handle:
+        handle.write('# vendor\nkernel.panic_on_oops = 0\n')
+    return base
+
+
+def read(root, path):
+    with open(os.path.join(root, path.lstrip('/'))) as handle:
+        return handle.read()
+
+
+def tree_digest(root):
+    digest = hashlib.sha256()
+    for folder, dirs, names in sorted(os.walk(root)):
+        dirs.sort()
+        for name in sorted(names):
+            path = os.path.join(folder, name)
+            digest.update(path.encode())
+            with open(path, 'rb') as handle:
+                digest.update(handle.read())
+            digest.update(str(os.stat(path).st_mode).encode())
+    return digest.hexdigest()
+
+
+def records(result):
+    return dict((s['name'], s) for s in result['settings'])
+
+
+PARAMS = {'kernel.sem': [250, 32000, 100, 128], 'kernel/shmmni': 4096, 'kernel.panic_on_oops': 1,
+          'fs.aio-max-nr': 1048576, 'net.ipv4.ip_local_port_range': '9000  65500'}
+
+
+def test_check_mode_changes_nothing_and_reports_drift(root, run_module):
+    before = tree_digest(root)
+    result = run_module(kernel_params, {'params': PARAMS, 'root': root}, check_mode=True, diff=True)
+    assert tree_digest(root) == before
+    assert result['changed'] is True
+    by_name = records(result)
+    assert by_name['kernel.shmmni']['status'] == 'drift'  # live fine, nothing persisted
+    assert by_name['kernel.panic_on_oops']['status'] == 'drift'
+    assert by_name['kernel.panic_on_oops']['persisted'] == '0'
+    assert by_name['net.ipv4.ip_local_port_range']['live'] == '32768 60999'
+    assert result['diff'][0]['before'] == ''
+    assert result['diff'][0]['after_header'] == OUR_FILE
+
+
+def test_apply_then_idempotent(root, run_module):
+    first = run_module(kernel_params, {'params': PARAMS, 'root': root})
+    assert first['changed'] is True
+    assert set(s['status'] for s in first['settings']) == {'changed'}
+    assert read(root, OUR_FILE) == HEADER + (
+        'fs.aio-max-nr = 1048576\n'
+        'kernel.panic_on_oops = 1\n'
+        'kernel.sem = 250 32000 100 128\n'
+        'kernel.shmmni = 4096\n'
+        'net.ipv4.ip_local_port_range = 9000 65500\n')
+    assert read(root, '/proc/sys/kernel/sem') == '250 32000 100 128'
+    assert read(root, '/proc/sys/net/ipv4/ip_local_port_range') == '9000 65500'
+    assert read(root, '/proc/sys/kernel/shmmni') == '4096\n'  # already right: not written
+    second = run_module(kernel_params, {'params': PARAMS, 'root': root})
+    assert second['changed'] is False
+    assert set(s['status'] for s in second['settings']) == {'ok'}
+    assert 'diff' not in second
+
+
+def test_minimum_mode_never_lowers(root, run_module):
+    result = run_module(kernel_params, {'params': {'kernel.sem': '250 32000 100 128', 'fs.file-max': 6815744,
+                                                   'net.ipv4.ip_local_port_range': '9000 65500'},
+                                        'mode': 'minimum', 'root': root})
+    by_name = records(result)
+    assert by_name['kernel.sem']['live'] == '32000 1024000000 500 32000'
+    assert by_name['fs.file-max']['live'] == '9223372036854775807'
+    # ranges compare exactly even in minimum mode
+    assert by_name['net.ipv4.ip_local_port_range']['live'] == '9000 65500'
+    assert 'kernel.sem = 32000 1024000000 500 32000\n' in read(root, OUR_FILE)
+    assert 'fs.file-max = 9223372036854775807\n' in read(root, OUR_FILE)
+
+
+def test_shadowed_by_a_later_file(root, run_module):
+    with open(os.path.join(root, 'etc', 'sysctl.d', '99-other.conf'), 'w') as handle:
+        handle.write('kernel.shmmni = 100\n')
+    result = run_module(kernel_params, {'params': {'kernel.shmmni': 4096}, 'root': root})
+    assert result['failed'] is True
+    assert '99-other.conf' in result['msg'] and 'kernel.shmmni' in result['msg']
+    record = records(result)['kernel.shmmni']
+    assert record['status'] == 'shadowed' and record['persisted'] == '100'
+    assert '/etc/sysctl.d/99-other.conf' in record['detail']
+    # ours is written all the same; without fail_on_shadowed the task passes and says so
+    assert 'kernel.shmmni = 4096' in read(root, OUR_FILE)
+    again = run_module(kernel_params, {'params': {'kernel.shmmni': 4096}, 'root': root, 'fail_on_shadowed': False})
+    assert not again.get('failed') and again['changed'] is False
+    assert records(again)['kernel.shmmni']['status'] == 'shadowed'
+
+
+def test_fixed_by_hand_lost_at_reboot_is_drift(root, run_module):
+    run_module(kernel_params, {'params': {'kernel.panic_on_oops': 1}, 'root': root})
+    os.unlink(os.path.join(root, OUR_FILE.lstrip('/')))  # live is 1, nothing persists it any more
+    result = run_module(kernel_params, {'params': {'kernel.panic_on_oops': 1}, 'root': root}, check_mode=True)
+    record = records(result)['kernel.panic_on_oops']
+    assert (record['live'], record['persisted'], record['status']) == ('1', '0', 'drift')
+
+
+def test_refused_key_reported_others_applied(root, run_module, monkeypatch):
+    real_write = _kernel_params.LinuxBackend.write_live
+
+    def write_live(self, key, value):
+        if key == 'kernel.shmmni':
+            raise OSError(errno.EINVAL, 'Invalid argument')
+        return real_write(self, key, value)
+    monkeypatch.setattr(_kernel_params.LinuxBackend, 'write_live', write_live)
+    result = run_module(kernel_params, {'params': {'kernel.shmmni': 99999999, 'fs.aio-max-nr': 1048576},
+                                       'root': root})
+    assert result['failed'] is True and 'kernel.shmmni' in result['msg'] and 'fs.aio-max-nr' not in result['msg']
+    by_name = records(result)
+    assert by_name['kernel.shmmni']['status'] == 'failed'
+    assert 'Invalid argument' in by_name['kernel.shmmni']['detail']
+    assert by_name['fs.aio-max-nr']['status'] == 'changed'
+    assert read(root, OUR_FILE) == HEADER + 'fs.aio-max-nr = 1048576\n'
+
+
+def test_absent_removes_our_line_only(root, run_module):
+    run_module(kernel_params, {'params': {'kernel.panic_on_oops': 1, 'fs.aio-max-nr': 1048576}, 'root': root})
+    result = run_module(kernel_params, {'params': ['kernel.panic_on_oops'], 'state': 'absent', 'root': root})
+    assert result['changed'] is True
+    assert read(root, OUR_FILE) == HEADER + 'fs.aio-max-nr = 1048576\n'
+    assert read(root, '/proc/sys/kernel/panic_on_oops') == '1'
+    again = run_module(kernel_params, {'params': ['kernel.panic_on_oops'], 'state': 'absent', 'root': root})
+    assert again['changed'] is False
+
+
+def test_keeps_comments_owner_mode_and_backup(root, run_module):
+    path = os.path.join(root, OUR_FILE.lstrip('/'))
+    with open(path, 'w') as handle:
+        handle.write('# local note\nkernel.shmmni=1\nvm.other = 5\n')
+    os.chmod(path, 0o640)
+    result = run_module(kernel_params, {'params': {'kernel.shmmni': 4096}, 'root': root, 'backup': True})
+    assert read(root, OUR_FILE) == '# local note\nkernel.shmmni=4096\nvm.other = 5\n'
+    assert oct(os.stat(path).st_mode & 0o777) == oct(0o640)
+    assert read(root, result['backup_file'][len(root):]) == '# local note\nkernel.shmmni=1\nvm.other = 5\n'
+
+
+@pytest.mark.parametrize('args, message', [
+    ({'params': {'kernel.nosuchkey': 1}}, 'kernel.nosuchkey'),
+    ({'params': {'../../etc/passwd': 1}}, '../../etc/passwd'),
+    ({'params': {'/proc/sys/kernel/shmmni': 1}}, 'absolute'),
+    ({'params': {'kernel.shmmni': '4096\nkernel.panic=1'}}, 'newline'),
+    ({'params': {'kernel.shmmni': 'lots'}}, 'not numeric'),
+    ({'params': {'kernel.sem': '250 32000 100'}}, 'takes 4 value'),
+    ({'params': {'kernel.shmmni': True}}, 'boolean'),
+    ({'params': {'kernel.shmmni': 1, 'kernel/shmmni': 2}}, 'both mean'),
+    ({'params': {}}, 'non-empty'),
+    ({'params': {'kernel.shmmni': 1}, 'file': '/etc/tuning.conf'}, 'not read at boot'),
+    ({'params': {'kernel.shmmni': 1}, 'file': '/etc/sysctl.d/../x.conf'}, '..'),
+])
+def test_bad_input_fails_before_touching_anything(root, run_module, args, message):
+    before = tree_digest(root)
+    args = dict(args, root=root)
+    result = run_module(kernel_params, args)
+    assert result['failed'] is True
+    assert message in result['msg']
+    assert tree_digest(root) == before
+
+
+def test_offline_root_manages_persisted_only(tmp_path, run_module):
+    base = str(tmp_path)
+    result = run_module(kernel_params, {'params': {'kernel.shmmni': 4096}, 'root': base})
+    record = records(result)['kernel.shmmni']
+    assert record['live'] is None and record['status'] == 'changed'
+    assert 'live value not read' in record['detail']
+    assert read(base, OUR_FILE) == HEADER + 'kernel.shmmni = 4096\n'
+
+
+def test_sunos_persists_in_etc_system_pending_reboot(tmp_path, run_module, monkeypatch):
+    monkeypatch.setattr(_platform, 'system', lambda: 'SunOS')
+    base = str(tmp_path)
+    os.makedirs(os.path.join(base, 'etc'))
+    with open(os.path.join(base, 'etc', 'system'), 'w') as handle:
+        handle.write('* comment\nset shmsys:shminfo_shmmax=0x1000\nforceload: sys/shmsys\n')
+    params = {'shmsys:shminfo_shmmax': 4294967295, 'semsys:seminfo_semmni': 100}
+    check = run_module(kernel_params, {'params': params, 'root': base}, check_mode=True)
+    assert set(s['status'] for s in check['settings']) == {'drift'}
+    result = run_module(kernel_params, {'params': params, 'root': base})
+    assert result['reboot_required'] is True and result['changed'] is True
+    assert set(s['status'] for s in result['settings']) == {'pending_reboot'}
+    assert read(base, '/etc/system') == ('* comment\nset shmsys:shminfo_shmmax=4294967295\nforceload: sys/shmsys\n'
+                                         'set semsys:seminfo_semmni=100\n')
+    again = run_module(kernel_params, {'params': params, 'root': base})
+    assert again['changed'] is False and set(s['status'] for s in again['settings']) == {'ok'}
+    bad = run_module(kernel_params, {'params': {'kernel.shmmax': 1}, 'root': base})
+    assert bad['failed'] and 'kernel.shmmax' in bad['msg']
+
+
+def test_freebsd_uses_sysctl_and_sysctl_conf(tmp_path):
+    base = str(tmp_path)
+    calls = []
+    live = {'kern.ipc.shm_use_phys': '0', 'kern.ipc.shmmax': '536870912'}
+
+    def runner(argv):
+        calls.append(argv)
+        if argv[:2] == ['sysctl', '-n']:
+            return (0, live[argv[2]] + '\n', '') if argv[2] in live else (1, '', 'sysctl: unknown oid')
+        key, value = argv[1].split('=', 1)
+        live[key] = value
+        return 0, '%s: 0 -> %s\n' % (key, value), ''
+    os.makedirs(os.path.join(base, 'etc'))
+    with open(os.path.join(base, 'etc', 'sysctl.conf'), 'w') as handle:
+        handle.write('# FreeBSD\nsecurity.bsd.see_other_uids=0\n')
+
+    def plan(params):
+        made = _kernel_params.KernelParams(params, root=base, system_name='FreeBSD', runner=runner)
+        # Recorded sysctl(8) answers stand in for the running kernel of a root-less test.
+        made.backend.live_available = True
+        return made
+    result = plan({'kern.ipc.shm_use_phys': 1}).run().as_dict()
+    assert result['settings'][0]['status'] == 'changed'
+    assert ['sysctl', 'kern.ipc.shm_use_phys=1'] in calls
+    assert read(base, '/etc/sysctl.conf') == '# FreeBSD\nsecurity.bsd.see_other_uids=0\nkern.ipc.shm_use_phys=1\n'
+    assert plan({'kern.ipc.shm_use_phys': 1}).run().as_dict()['changed'] is False
+    with pytest.raises(_kernel_params.InputError) as error:
+        plan({'kern.nope': 1}).run()
+    assert 'kern.nope' in str(error.value) and 'sysctl' in str(error.value)

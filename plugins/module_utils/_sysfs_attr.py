@@ -1,0 +1,287 @@
+# -*- coding: utf-8 -*-
+# Copyright: contributors to dbhost.tuning
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Internal to dbhost.tuning: plan and apply sysfs attributes, live and persisted.
+
+Live: the attribute under <root>/sys, read and written like ``cat``/``echo``; the bracketed
+choice format (``always madvise [never]``) compares the selected word, and a desired
+value that is not one of the choices is refused before anything is written.
+Persisted: ``w`` lines in a systemd-tmpfiles file (see _tmpfiles), applied early at boot
+by systemd-tmpfiles-setup.service; the value that wins at boot is resolved across the
+whole tmpfiles.d search path, so another file that wins is reported as ``shadowed``.
+
+The module file only declares options and calls SysfsAttributes(...).run().
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+import re
+
+from ansible_collections.dbhost.tuning.plugins.module_utils import _platform as platforms
+from ansible_collections.dbhost.tuning.plugins.module_utils import _sysfs as sysfs
+from ansible_collections.dbhost.tuning.plugins.module_utils import _tmpfiles as tmpfiles
+from ansible_collections.dbhost.tuning.plugins.module_utils._files import FileChange, PathError, read_text, rooted
+from ansible_collections.dbhost.tuning.plugins.module_utils._result import (
+    FAILED, UNSUPPORTED, Result, Setting, decide_status)
+
+DEFAULT_TMPFILES_FILE = '/etc/tmpfiles.d/90-dbhost-tuning.conf'
+HEADER = ('# Managed by dbhost.tuning: sysfs attributes that systemd-tmpfiles writes at boot;\n'
+          '# local edits to these paths are overwritten.')
+_NUMBER = re.compile(r'^-?\d+$')
+
+
+class InputError(ValueError):
+    """Bad input: refused before anything is touched; the message names the input."""
+
+
+def sysfs_path(name):
+    """``kernel/mm/x`` or ``/sys/kernel/mm/x`` -> ``/sys/kernel/mm/x``; refuses traversal."""
+    if not isinstance(name, str) or not name.strip():
+        raise InputError('attribute path %r is empty' % (name,))
+    raw = name.strip()
+    if raw.startswith('/'):
+        if raw != '/sys' and not raw.startswith('/sys/'):
+            raise InputError('attribute path %r is outside /sys' % (name,))
+        raw = raw[len('/sys'):]
+    parts = [part for part in raw.split('/') if part != '']
+    if not parts:
+        raise InputError('attribute path %r names /sys itself, not an attribute' % (name,))
+    if any(part in ('.', '..') for part in parts):
+        raise InputError('attribute path %r must not contain "." or ".." components' % (name,))
+    if any(char.isspace() for char in raw) or '\x00' in raw:
+        raise InputError('attribute path %r contains whitespace' % (name,))
+    return '/sys/' + '/'.join(parts)
+
+
+def format_value(name, value):
+    if isinstance(value, bool):
+        raise InputError('attribute %s: a boolean is ambiguous here; give the text the kernel takes '
+                         '(for example 0, 1, never or always)' % (name,))
+    if isinstance(value, (int, float)):
+        value = str(value)
+    if not isinstance(value, str):
+        raise InputError('attribute %s: value %r is neither a string nor a number' % (name, value))
+    if '\n' in value or '\r' in value or '\x00' in value:
+        raise InputError('attribute %s: the value contains a newline' % (name,))
+    text = ' '.join(value.split())
+    if not text:
+        raise InputError('attribute %s: the value is empty' % (name,))
+    return text
+
+
+def normalize(value):
+    return None if value is None else ' '.join(str(value).split())
+
+
+def same_value(actual, desired):
+    """Compare like the kernel does: numbers as numbers, words after whitespace folding."""
+    if actual is None:
+        return False
+    have, want = normalize(actual), normalize(desired)
+    if _NUMBER.match(have) and _NUMBER.match(want):
+        return int(have) == int(want)
+    return have == want
+
+
+class SysfsAttributes(object):
+    """One run of the sysfs_attr module: validate, plan, apply (unless check mode), report."""
+
+    def __init__(self, attributes, apply=True, persist=True, tmpfiles_file=None, root='/', backup=False,
+                 fail_on_shadowed=True, check_mode=False, system_name=None):
+        self.raw_attributes = attributes
+        self.apply_live = apply
+        self.persist = persist
+        self.file = tmpfiles_file or DEFAULT_TMPFILES_FILE
+        self.root = root or '/'
+        self.backup = backup
+        self.fail_on_shadowed = fail_on_shadowed
+        self.check_mode = check_mode
+        self.supported = platforms.pick({platforms.LINUX: True, 'default': False}, system_name)
+        self.desired = {}
+        self.choices = {}
+        self.shadowed = []
+        self.backup_file = None
+        sys_root = rooted(self.root, '/sys')
+        # An offline image has an empty /sys: then only the persisted side is managed.
+        self.live_available = self.root == '/' or any(
+            os.path.isdir(os.path.join(sys_root, sub)) for sub in ('kernel', 'devices', 'block', 'class'))
+
+    # ---------------------------------------------------------------- validation
+    def _local(self, path):
+        return rooted(self.root, path)
+
+    def validate(self):
+        if not isinstance(self.raw_attributes, dict) or not self.raw_attributes:
+            raise InputError('attributes must be a non-empty dict of sysfs path: value')
+        try:
+            rooted(self.root, self.file)
+        except PathError as exc:
+            raise InputError('tmpfiles_file: %s' % exc)
+        folder, base = os.path.dirname(self.file), os.path.basename(self.file)
+        if folder not in tmpfiles.SEARCH_DIRS or not base.endswith('.conf'):
+            raise InputError('tmpfiles_file %r is not read at boot: use a *.conf file in one of %s'
+                             % (self.file, ', '.join(tmpfiles.SEARCH_DIRS)))
+        desired = {}
+        for name, value in self.raw_attributes.items():
+            path = sysfs_path(name)
+            if path in desired:
+                raise InputError('attributes %r and another key both name %s' % (name, path))
+            desired[path] = format_value(path, value)
+        self.desired = desired
+
+    def read_live(self):
+        """Read every attribute first; a missing one, or a value not among its choices, stops here."""
+        live = {}
+        problems = []
+        if not self.supported or not self.live_available:
+            return dict((path, None) for path in self.desired)
+        sys_root = os.path.realpath(self._local('/sys'))
+        for path, want in sorted(self.desired.items()):
+            local = self._local(path)
+            if not os.path.isfile(local):
+                problems.append('%s does not exist%s' % (path, ' (is a folder)' if os.path.isdir(local) else ''))
+                continue
+            real = os.path.realpath(local)
+            if real != sys_root and not real.startswith(sys_root + os.sep):
+                problems.append('%s resolves outside /sys' % (path,))
+                continue
+            try:
+                raw = sysfs.read_raw(local)
+            except (IOError, OSError) as exc:
+                # Write-only attributes (compact_memory...) are actions, not settings.
+                problems.append('%s cannot be read (%s), so it cannot be compared: it is not a setting'
+                                % (path, exc.strerror or exc))
+                continue
+            choices, selected = sysfs.parse_choice(raw)
+            if choices is not None:
+                self.choices[path] = choices
+                if want not in choices:
+                    problems.append('%s takes one of %s, not %r' % (path, ', '.join(choices), want))
+                    continue
+            live[path] = normalize(selected)
+        if problems:
+            raise InputError('attributes: %s' % '; '.join(problems))
+        return live
+
+    # ---------------------------------------------------------------- run
+    def _boot_files(self, text):
+        files = []
+        for shown, local in tmpfiles.boot_files(self.root, extra=self.file):
+            files.append((shown, text if shown == self.file else (read_text(local) or '')))
+        return files
+
+    def _resolver(self, text):
+        exact, globs = tmpfiles.effective_writes(self._boot_files(text))
+        return lambda path: tmpfiles.resolve(exact, globs, path)
+
+    def run(self, module=None):
+        self.validate()
+        result = Result(self.check_mode)
+        if not self.supported:
+            for path in sorted(self.desired):
+                result.add(Setting(path, None, self.desired[path], None, None, UNSUPPORTED,
+                                   'sysfs exists on Linux only'))
+            return result
+        live_before = self.read_live()
+        local_file = rooted(self.root, self.file)
+        file_before = read_text(local_file)
+        ours_before = tmpfiles.write_values(file_before)
+        resolve_before = self._resolver(file_before or '')
+
+        writes = {}
+        changes = {}
+        for path, want in self.desired.items():
+            if self.persist and not same_value(resolve_before(path)[0], want) and \
+                    not same_value(ours_before.get(path), want):
+                changes[path] = want
+            if self.apply_live and self.live_available and not same_value(live_before.get(path), want):
+                writes[path] = want
+
+        live_after = dict(live_before)
+        refused = {}
+        if not self.check_mode:
+            for path, value in sorted(writes.items()):
+                local = self._local(path)
+                try:
+                    sysfs.write_value(local, value)
+                except sysfs.SysfsError as exc:
+                    refused[path] = os.strerror(exc.errno) if exc.errno else str(exc)
+                    changes.pop(path, None)  # a value the kernel refuses now would fail at boot too
+                    continue
+                try:
+                    live_after[path] = normalize(sysfs.read_value(local))
+                except (IOError, OSError):
+                    live_after[path] = None
+
+        file_after = tmpfiles.render(file_before, changes, header=HEADER) if changes else file_before
+        change = FileChange(local_file, file_before, file_after, shown_path=self.file)
+        change.report(result)
+        if not self.check_mode and change.needed:
+            self.backup_file = change.apply(module, backup_file=self.backup)
+        resolve_after = self._resolver(file_after or '')
+
+        for path in sorted(self.desired):
+            result.add(self._record(path, live_before, live_after, writes, refused, changes,
+                                    resolve_before, resolve_after))
+            if not self.check_mode and path in writes and path not in refused and \
+                    live_after.get(path) != live_before.get(path):
+                result.mark_changed()
+        if self.backup_file:
+            result.extra['backup_file'] = self.backup_file
+        return result
+
+    def _record(self, path, live_before, live_after, writes, refused, changes, resolve_before, resolve_after):
+        want = self.desired[path]
+        target = self.file if self.persist else None
+        live_now = live_before.get(path) if self.check_mode else live_after.get(path)
+        persisted_now = (resolve_before if self.check_mode else resolve_after)(path)[0]
+        details = []
+        choices = self.choices.get(path)
+        if path in refused:
+            details.append('the kernel refused %r: %s; not persisted' % (want, refused[path]))
+            return Setting(path, target, want, live_now, persisted_now, FAILED, '; '.join(details))
+
+        live_ok = None
+        if not self.live_available:
+            details.append('live value not read: no sysfs under %s' % self.root)
+        elif self.apply_live:
+            live_ok = same_value(live_before.get(path), want)
+            if not self.check_mode and path in writes and not same_value(live_after.get(path), want):
+                details.append('wrote %r but the kernel reads back %r' % (want, live_after.get(path)))
+                return Setting(path, target, want, live_now, persisted_now, FAILED, '; '.join(details))
+        else:
+            details.append('live value not managed (apply=false)')
+
+        persisted_ok = None
+        shadowed = False
+        if self.persist:
+            persisted_ok = same_value(resolve_before(path)[0], want)
+            after_value, after_file = resolve_after(path)
+            if not same_value(after_value, want) and after_file and after_file != self.file:
+                shadowed = True
+                details.append('%s %s and wins at boot over %s' % (
+                    after_file, 'writes %r' % after_value if after_value is not None else
+                    'claims this path with another line type', self.file))
+                self.shadowed.append((path, after_file))
+            elif resolve_before(path)[1] and resolve_before(path)[1] != self.file and persisted_ok:
+                details.append('persisted by %s' % resolve_before(path)[1])
+        else:
+            details.append('not persisted (persist=false): lost at reboot')
+        status = decide_status(live_ok, persisted_ok, self.check_mode, shadowed=shadowed)
+        if choices:
+            details.append('choices: %s' % ' '.join(choices))
+        if path in changes:
+            details.insert(0, '%s %s' % ('would write' if self.check_mode else 'wrote', self.file))
+        return Setting(path, target, want, live_now, persisted_now, status, '; '.join(details))
+
+    def failure_message(self, result):
+        problems = []
+        failed = result.failed_settings()
+        if failed:
+            problems.append('refused by the kernel: %s' % ', '.join('%s (%s)' % (s.name, s.detail) for s in failed))
+        if self.shadowed and self.fail_on_shadowed:
+            problems.append('shadowed at boot: %s' % ', '.join('%s by %s' % pair for pair in self.shadowed))
+        return '; '.join(problems) or None

@@ -1,0 +1,251 @@
+# -*- coding: utf-8 -*-
+# Copyright: contributors to dbhost.tuning
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""sysfs_attr against fake /sys trees: choices, persistence through tmpfiles.d, check mode."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import hashlib
+import os
+
+import pytest
+
+from ansible_collections.dbhost.tuning.plugins.modules import sysfs_attr
+from ansible_collections.dbhost.tuning.plugins.module_utils import _platform
+from ansible_collections.dbhost.tuning.plugins.module_utils import _sysfs
+from ansible_collections.dbhost.tuning.plugins.module_utils import _sysfs_attr
+
+THP = '/sys/kernel/mm/transparent_hugepage/enabled'
+DEFRAG = '/sys/kernel/mm/transparent_hugepage/defrag'
+RQ = '/sys/block/sda/queue/rq_affinity'
+OURS = '/etc/tmpfiles.d/90-dbhost-tuning.conf'
+HEADER = _sysfs_attr.HEADER + '\n'
+
+TREE = {
+    THP: 'always [madvise] never',
+    DEFRAG: 'always defer defer+madvise [madvise] never',
+    RQ: '1',
+    '/sys/block/sda/queue/read_ahead_kb': '128',
+}
+
+
+@pytest.fixture(autouse=True)
+def linux(monkeypatch):
+    monkeypatch.setattr(_platform, 'system', lambda: 'Linux')
+
+
+def put(root, path, text):
+    local = os.path.join(root, path.lstrip('/'))
+    if not os.path.isdir(os.path.dirname(local)):
+        os.makedirs(os.path.dirname(local))
+    with open(local, 'w') as handle:
+        handle.write(text)
+
+
+def read(root, path):
+    with open(os.path.join(root, path.lstrip('/'))) as handle:
+        return handle.read()
+
+
+@pytest.fixture
+def root(tmp_path, monkeypatch):
+    base = str(tmp_path)
+    for path, value in TREE.items():
+        put(base, path, value + '\n')
+    os.makedirs(os.path.join(base, 'etc', 'tmpfiles.d'))
+
+    # A fake sysfs file keeps whatever is written; the kernel instead keeps the
+    # bracketed list and moves the brackets.  This seam does what the kernel does.
+    real_write = _sysfs.write_value
+
+    def kernel_write(path, value):
+        raw = _sysfs.read_raw(path)
+        choices, dummy = _sysfs.parse_choice(raw)
+        if choices is None:
+            return real_write(path, value)
+        if value not in choices:
+            raise _sysfs.SysfsError(path, value, OSError(22, 'Invalid argument'))
+        with open(path, 'w') as handle:
+            handle.write(' '.join('[%s]' % c if c == value else c for c in choices) + '\n')
+    monkeypatch.setattr(_sysfs, 'write_value', kernel_write)
+    return base
+
+
+def digest(root):
+    hashed = hashlib.sha256()
+    for folder, dirs, names in sorted(os.walk(root)):
+        dirs.sort()
+        for name in sorted(names):
+            path = os.path.join(folder, name)
+            hashed.update(path.encode())
+            with open(path, 'rb') as handle:
+                hashed.update(handle.read())
+    return hashed.hexdigest()
+
+
+def records(result):
+    return dict((s['name'], s) for s in result['settings'])
+
+
+def test_check_mode_changes_nothing_and_reports_drift(root, run_module):
+    before = digest(root)
+    result = run_module(sysfs_attr, {'attributes': {'kernel/mm/transparent_hugepage/enabled': 'never', RQ: 2},
+                                     'root': root}, check_mode=True, diff=True)
+    assert digest(root) == before
+    assert result['changed'] is True
+    rec = records(result)
+    assert rec[THP]['status'] == 'drift'
+    assert rec[THP]['live'] == 'madvise'
+    assert rec[THP]['persisted'] is None
+    assert 'choices: always madvise never' in rec[THP]['detail']
+    assert rec[RQ]['live'] == '1' and rec[RQ]['desired'] == '2'
+    assert result['diff'][0]['after'] == HEADER + 'w %s - - - - 2\nw %s - - - - never\n' % (RQ, THP)
+
+
+def test_apply_then_idempotent(root, run_module):
+    args = {'attributes': {'kernel/mm/transparent_hugepage/enabled': 'never', RQ: 2}, 'root': root}
+    result = run_module(sysfs_attr, args)
+    assert result['changed'] is True
+    assert read(root, THP) == 'always madvise [never]\n'
+    assert read(root, RQ) == '2\n'
+    assert read(root, OURS) == HEADER + 'w %s - - - - 2\nw %s - - - - never\n' % (RQ, THP)
+    rec = records(result)
+    assert rec[THP]['status'] == 'changed' and rec[THP]['live'] == 'never' and rec[THP]['persisted'] == 'never'
+    again = run_module(sysfs_attr, args)
+    assert again['changed'] is False
+    assert [s['status'] for s in again['settings']] == ['ok', 'ok']
+
+
+def test_lost_at_reboot_is_drift(root, run_module):
+    put(root, THP, 'always madvise [never]\n')
+    result = run_module(sysfs_attr, {'attributes': {THP: 'never'}, 'root': root}, check_mode=True)
+    rec = records(result)[THP]
+    assert rec['status'] == 'drift' and rec['live'] == 'never' and rec['persisted'] is None
+
+
+def test_keeps_comments_and_other_lines(root, run_module):
+    put(root, OURS, '# mine\nd /run/db 0755 root root -\nw %s - - - - always\n' % THP)
+    result = run_module(sysfs_attr, {'attributes': {THP: 'never'}, 'root': root}, diff=True)
+    assert read(root, OURS) == '# mine\nd /run/db 0755 root root -\nw %s - - - - never\n' % THP
+    assert result['diff'][0]['before_header'] == OURS
+
+
+def test_earlier_file_shadows_and_fails(root, run_module):
+    put(root, '/usr/lib/tmpfiles.d/10-thp.conf', 'w %s - - - - always\n' % THP)
+    result = run_module(sysfs_attr, {'attributes': {THP: 'never'}, 'root': root})
+    assert result['failed'] is True
+    assert 'shadowed at boot' in result['msg']
+    rec = records(result)[THP]
+    assert rec['status'] == 'shadowed' and rec['persisted'] == 'always'
+    assert '/usr/lib/tmpfiles.d/10-thp.conf' in rec['detail']
+    quiet = run_module(sysfs_attr, {'attributes': {THP: 'never'}, 'root': root, 'fail_on_shadowed': False})
+    assert 'failed' not in quiet and records(quiet)[THP]['status'] == 'shadowed'
+
+
+def test_persisted_by_other_file_with_same_value_is_ok(root, run_module):
+    put(root, '/usr/lib/tmpfiles.d/10-thp.conf', 'w %s - - - - never\n' % THP)
+    put(root, THP, 'always madvise [never]\n')
+    result = run_module(sysfs_attr, {'attributes': {THP: 'never'}, 'root': root})
+    rec = records(result)[THP]
+    assert result['changed'] is False and rec['status'] == 'ok'
+    assert 'persisted by /usr/lib/tmpfiles.d/10-thp.conf' in rec['detail']
+    assert not os.path.exists(os.path.join(root, OURS.lstrip('/')))
+
+
+def test_numbers_compare_as_numbers(root, run_module):
+    put(root, RQ, '01\n')
+    put(root, OURS, 'w %s - - - - 1\n' % RQ)
+    result = run_module(sysfs_attr, {'attributes': {RQ: 1}, 'root': root})
+    assert records(result)[RQ]['status'] == 'ok' and result['changed'] is False
+
+
+def test_apply_false_and_persist_false(root, run_module):
+    result = run_module(sysfs_attr, {'attributes': {THP: 'never'}, 'root': root, 'apply': False})
+    assert read(root, THP) == 'always [madvise] never\n'
+    rec = records(result)[THP]
+    assert rec['status'] == 'changed' and 'apply=false' in rec['detail']
+    result = run_module(sysfs_attr, {'attributes': {DEFRAG: 'never'}, 'root': root, 'persist': False})
+    assert read(root, DEFRAG) == 'always defer defer+madvise madvise [never]\n'
+    assert 'w %s' % DEFRAG not in read(root, OURS)
+    assert records(result)[DEFRAG]['target'] is None
+
+
+def test_kernel_refusal_is_failed_and_not_persisted(root, run_module, monkeypatch):
+    def refuse(path, value):
+        raise _sysfs.SysfsError(path, value, OSError(22, 'Invalid argument'))
+    monkeypatch.setattr(_sysfs, 'write_value', refuse)
+    result = run_module(sysfs_attr, {'attributes': {RQ: 7, THP: 'never'}, 'root': root})
+    assert result['failed'] is True and RQ in result['msg']
+    assert records(result)[RQ]['status'] == 'failed'
+    assert not os.path.exists(os.path.join(root, OURS.lstrip('/')))
+
+
+def test_kernel_reads_back_another_value_is_failed(root, run_module, monkeypatch):
+    monkeypatch.setattr(_sysfs, 'write_value', lambda path, value: None)
+    result = run_module(sysfs_attr, {'attributes': {RQ: 2}, 'root': root})
+    rec = records(result)[RQ]
+    assert result['failed'] is True and rec['status'] == 'failed'
+    assert "reads back '1'" in rec['detail']
+
+
+@pytest.mark.parametrize('attributes, message', [
+    ({'../etc/passwd': 'x'}, '".."'),
+    ({'kernel/mm/../../etc': 'x'}, '".."'),
+    ({'/etc/passwd': 'x'}, 'outside /sys'),
+    ({'/sysfoo/x': 'x'}, 'outside /sys'),
+    ({'kernel/mm/nonexistent': 'x'}, 'does not exist'),
+    ({'kernel/mm/transparent_hugepage': 'x'}, 'is a folder'),
+    ({THP: 'sometimes'}, 'takes one of always, madvise, never'),
+    ({THP: True}, 'boolean'),
+    ({THP: 'a\nb'}, 'newline'),
+    ({THP: '  '}, 'empty'),
+    ({THP: 'never', 'kernel/mm/transparent_hugepage/enabled': 'never'}, 'both name'),
+    ({}, 'non-empty'),
+])
+def test_bad_input_refused_before_anything(root, run_module, attributes, message):
+    before = digest(root)
+    result = run_module(sysfs_attr, {'attributes': attributes, 'root': root})
+    assert result['failed'] is True
+    assert message in result['msg']
+    assert digest(root) == before
+
+
+def test_bad_tmpfiles_file_refused(root, run_module):
+    result = run_module(sysfs_attr, {'attributes': {THP: 'never'}, 'root': root, 'tmpfiles_file': '/etc/thp.conf'})
+    assert result['failed'] is True and 'not read at boot' in result['msg']
+
+
+def test_symlink_leaving_sys_refused(root, run_module, tmp_path):
+    outside = tmp_path / 'outside'
+    outside.write_text('1\n')
+    os.symlink(str(outside), os.path.join(root, 'sys', 'kernel', 'escape'))
+    result = run_module(sysfs_attr, {'attributes': {'kernel/escape': 2}, 'root': root})
+    assert result['failed'] is True and 'resolves outside /sys' in result['msg']
+    assert outside.read_text() == '1\n'
+
+
+def test_offline_image_manages_persisted_side_only(tmp_path, run_module):
+    image = str(tmp_path)
+    os.makedirs(os.path.join(image, 'sys'))
+    result = run_module(sysfs_attr, {'attributes': {THP: 'never'}, 'root': image})
+    rec = records(result)[THP]
+    assert rec['status'] == 'changed' and rec['live'] is None and 'no sysfs under' in rec['detail']
+    assert 'w %s - - - - never' % THP in read(image, OURS)
+
+
+def test_other_platforms_unsupported(root, run_module, monkeypatch):
+    monkeypatch.setattr(_platform, 'system', lambda: 'SunOS')
+    before = digest(root)
+    result = run_module(sysfs_attr, {'attributes': {THP: 'never'}, 'root': root})
+    assert records(result)[THP]['status'] == 'unsupported' and result['changed'] is False
+    assert digest(root) == before
+
+
+def test_backup(root, run_module):
+    put(root, OURS, '# old\n')
+    result = run_module(sysfs_attr, {'attributes': {THP: 'never'}, 'root': root, 'backup': True})
+    assert os.path.exists(result['backup_file'])
+    with open(result['backup_file']) as handle:
+        assert handle.read() == '# old\n'

@@ -1,0 +1,188 @@
+# -*- coding: utf-8 -*-
+# Copyright: contributors to dbhost.tuning
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The shared memory sizing table (sizing_cases.yml) and the size parsers."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+import re
+
+import pytest
+import yaml
+
+from ansible_collections.dbhost.tuning.plugins.module_utils import _sizing as sizing
+
+with open(os.path.join(os.path.dirname(__file__), 'sizing_cases.yml')) as _handle:
+    CASES = yaml.safe_load(_handle)
+
+GIB = 1024 ** 3
+
+
+def _compute(spec):
+    spec = dict(spec)
+    return sizing.shm_settings(spec.pop('engine'), spec.pop('ram_bytes'), spec.pop('page_size'),
+                               spec.pop('shared_memory'), **spec)
+
+
+def test_table_covers_the_issue():
+    """At least 12 Linux shapes: 8 GB..2 TB, 4K and 64K pages, 2M and 1G huge pages, Oracle and PostgreSQL."""
+    linux = [c['input'] for c in CASES['cases'] if c['input'].get('system', 'Linux') == 'Linux']
+    assert len(linux) >= 12
+    rams = [c['ram_bytes'] for c in linux]
+    assert min(rams) == 8 * GIB and max(rams) == 2048 * GIB
+    assert set(c['page_size'] for c in linux) >= set([4096, 65536])
+    assert set(sizing.parse_size(c['hugepage_size']) for c in linux if c.get('hugepage_size')) >= set([2 * 1024 ** 2, GIB])
+    assert set(c['engine'] for c in linux) >= set(['oracle', 'postgresql'])
+
+
+@pytest.mark.parametrize('case', CASES['cases'], ids=[c['id'] for c in CASES['cases']])
+def test_sizing_table(case):
+    result = _compute(case['input'])
+    expect = case['expect']
+    assert result['kernel_params'] == expect['kernel_params']
+    assert result['hugepages'] == expect['hugepages']
+    assert result['memlock_kb'] == expect['memlock_kb']
+    assert result['limit_memlock'] == expect['limit_memlock']
+    assert result['project_attributes'] == expect.get('project_attributes', {})
+    if expect['hugepages']:
+        pages = expect['hugepages'][0]
+        assert result['values']['vm.nr_hugepages'] == pages['count']
+        assert result['hugepages_bytes'] == pages['count'] * pages['size']
+        # Every managed key is explained.
+        assert set(result['kernel_params']) | set(['vm.nr_hugepages', 'memlock']) <= set(result['explain'])
+    else:
+        assert 'vm.nr_hugepages' not in result['values']
+
+
+@pytest.mark.parametrize('case', CASES['errors'], ids=[c['id'] for c in CASES['errors']])
+def test_sizing_refuses(case):
+    with pytest.raises(sizing.SizingError) as caught:
+        _compute(case['input'])
+    assert re.search(case['match'], str(caught.value)), str(caught.value)
+
+
+def test_shmall_counts_pages_of_the_host_page_size():
+    """The same host shape on 4K and 64K pages: shmall differs by 16x, shmmax does not."""
+    small = _compute(dict(engine='oracle', ram_bytes=64 * GIB, page_size=4096, shared_memory='20G',
+                          hugepage_size='2M', group_gid=1))
+    large = _compute(dict(engine='oracle', ram_bytes=64 * GIB, page_size=65536, shared_memory='20G',
+                          hugepage_size='2M', group_gid=1))
+    assert small['kernel_params']['kernel.shmmax'] == large['kernel_params']['kernel.shmmax'] == 32 * GIB
+    assert small['kernel_params']['kernel.shmall'] == 32 * GIB // 4096 == 16 * large['kernel_params']['kernel.shmall']
+
+
+def test_pool_exactly_at_the_cap_is_accepted():
+    # 70 % of 10G is 7G exactly: 7 pages of 1G fit, the eighth would not.
+    fits = _compute(dict(engine='postgresql', ram_bytes=10 * GIB, page_size=4096, shared_memory='7G',
+                         hugepage_size='1G', group_gid=1, hugepages_margin=0))
+    assert fits['hugepages'] == [{'size': GIB, 'count': 7}]
+    with pytest.raises(sizing.SizingError, match='exceed the cap of 70% of RAM'):
+        _compute(dict(engine='postgresql', ram_bytes=10 * GIB, page_size=4096, shared_memory='7G',
+                      hugepage_size='1G', group_gid=1, hugepages_margin=1))
+
+
+def test_keep_higher_raises_but_never_lowers():
+    low = {'kernel.shmmax': '1024', 'kernel.shmall': '10', 'kernel.shmmni': '128'}
+    result = _compute(dict(engine='oracle', ram_bytes=16 * GIB, page_size=4096, shared_memory='8G',
+                           hugepage_size='2M', group_gid=1, keep_higher=True, current=low))
+    assert result['kernel_params']['kernel.shmmax'] == 8 * GIB
+    assert result['kernel_params']['kernel.shmmni'] == 4096
+
+
+@pytest.mark.parametrize('text, expected', [
+    (17179869184, 17179869184),
+    ('17179869184', 17179869184),
+    ('48G', 48 * GIB),
+    ('48g', 48 * GIB),
+    ('48GB', 48 * GIB),
+    ('48GiB', 48 * GIB),
+    (' 512 M ', 512 * 1024 ** 2),
+    ('1.5T', 1536 * GIB),
+    ('2048kB', 2 * 1024 ** 2),
+    ('1.5K', 1536),
+    ('100B', 100),
+    ('0', 0),
+    (4096.0, 4096),
+])
+def test_parse_size(text, expected):
+    assert sizing.parse_size(text) == expected
+
+
+def test_parse_size_percentage_of_ram():
+    assert sizing.parse_size('40%', ram_bytes=64 * GIB) == int(64 * GIB * 4 / 10)
+    assert sizing.parse_size('12.5%', ram_bytes=8 * GIB) == GIB
+    assert sizing.parse_size('33%', ram_bytes=10) == 3  # rounded down to a whole byte
+
+
+@pytest.mark.parametrize('value, message', [
+    ('', "'' is not a size"),
+    ('48 gigs', "'48 gigs' is not a size"),
+    ('-1G', "'-1G' is not a size"),
+    ('1.3K', 'not a whole number of bytes'),
+    ('0.1', 'not a whole number of bytes'),
+    ('1e9', "'1e9' is not a size"),
+    ('40%', 'the RAM size is not known'),
+    (True, 'True is not a size'),
+    (None, 'None is not a size'),
+    (-4096, '-4096 is negative'),
+    (1.5, 'not a whole, non-negative number of bytes'),
+    ([1], 'is not a size'),
+])
+def test_parse_size_refuses(value, message):
+    with pytest.raises(sizing.SizingError) as caught:
+        sizing.parse_size(value, name='shared_memory')
+    assert str(caught.value).startswith('shared_memory: ')
+    assert message in str(caught.value)
+
+
+@pytest.mark.parametrize('value, expected', [
+    (51539607552, '48G'), (1610612736, '1.5G'), (1536 * GIB, '1.5T'), (512, '512B'), (0, '0B'),
+    (4096, '4K'), (2097152, '2M'), (52055506944, '48.48G'), ('2048kB', '2M'), (1024 ** 6, '1E'),
+])
+def test_human_size(value, expected):
+    assert sizing.human_size(value) == expected
+
+
+@pytest.mark.parametrize('value', ['48G', '1.5T', '2M', '64K', '3E', '100B', '1.25G'])
+def test_human_size_round_trips(value):
+    assert sizing.human_size(sizing.parse_size(value)) == value
+
+
+def test_human_size_precision():
+    assert sizing.human_size(1000000, precision=0) == '977K'
+    assert sizing.human_size(1000000, precision=3) == '976.562K'
+
+
+@pytest.mark.parametrize('args, expected', [
+    (('48G', '2M'), 24576),
+    (('48G', 4096), 12582912),
+    (('1025', 1024), 2),
+    (('1025', 1024, 'down'), 1),
+    (('2G', '1G', 'exact'), 2),
+])
+def test_to_pages(args, expected):
+    assert sizing.to_pages(*args) == expected
+
+
+def test_to_pages_refuses():
+    with pytest.raises(sizing.SizingError, match="is not a whole number of 2M pages"):
+        sizing.to_pages('3M', '2M', rounding='exact')
+    with pytest.raises(sizing.SizingError, match='rounding'):
+        sizing.to_pages('3M', '2M', rounding='nearest')
+    with pytest.raises(sizing.SizingError, match='page_size'):
+        sizing.to_pages('3M', 0)
+
+
+@pytest.mark.parametrize('value, expected', [('70%', '7/10'), ('0.7', '7/10'), (0.7, '7/10'), (70, '7/10'),
+                                             ('100%', '1'), ('12.5%', '1/8')])
+def test_parse_share(value, expected):
+    assert str(sizing.parse_share(value)) == expected
+
+
+@pytest.mark.parametrize('value', ['0%', '-5%', '101%', 'most', True, None, 0, [70]])
+def test_parse_share_refuses(value):
+    with pytest.raises(sizing.SizingError, match='hugepages_cap'):
+        sizing.parse_share(value, name='hugepages_cap')

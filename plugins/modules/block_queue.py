@@ -1,0 +1,337 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: contributors to dbhost.tuning
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+---
+module: block_queue
+short_description: Set block-device queue attributes (rq_affinity, scheduler, read_ahead_kb...) live and in udev rules
+version_added: 0.1.0
+description:
+  - Sets queue attributes of selected block devices (C(/sys/block/<device>/queue/*)) in one call, and
+    persists them as udev rules so that they come back after a reboot and when a device is plugged in again.
+  - Devices are selected by kernel name or glob, by stable identifier (WWN or WWID, serial, model, vendor),
+    by the mount point of a file system on them, and for device-mapper and multipath devices also by
+    their underlying devices. A partition always resolves to its disk.
+  - Every value is checked against what the device accepts before anything is written - the scheduler
+    against the device's bracketed list, C(rq_affinity), C(nomerges) and the flags against their values,
+    numbers against their ranges (C(read_ahead_kb) in whole pages, C(max_sectors_kb) up to C(max_hw_sectors_kb)),
+    and read-only attributes are refused.
+  - Live values are written only where they differ, the scheduler first (switching it resets C(nr_requests)),
+    and read back.
+  - Each device gets one rule in O(file), keyed by the most stable identifier it has, in this order -
+    the device-mapper UUID (C(ATTR{dm/uuid})), the device-mapper name, the WWID from sysfs (C(ATTRS{wwid})),
+    the serial from sysfs, C(ID_WWN_WITH_EXTENSION), C(ID_WWN) or C(ID_SERIAL) from the udev database,
+    the backing file of a loop device (C(ATTR{loop/backing_file})) - and by kernel name (C(KERNEL==))
+    only when it has none of these, with a warning in the record's detail.
+    Sysfs identifiers are preferred because udev reads them itself, whatever the order of the rules files.
+  - Comments, other rules and other assignments in O(file) are kept; the rule of a device is updated in place.
+  - When O(file) changes, C(udevadm control --reload) is run; where udevadm is missing or udevd is not running
+    (a container), the records say so and the task does not fail.
+  - Three values are compared for every device and attribute - desired, live, and the one the device's rule
+    sets - so that a value fixed by hand and lost at the next reboot shows as drift.
+  - On SunOS and FreeBSD every record is C(unsupported), with the reason; they have no per-device queue
+    attributes of this kind.
+author:
+  - dbhost.tuning contributors
+options:
+  devices:
+    description:
+      - Which devices get which attributes. Every item selects devices and gives them O(devices[].attributes).
+      - Within an item, all given selectors must match (and); a list inside one selector matches any of its values (or).
+      - When several items set the same attribute on the same device, the later item wins, and the record says so.
+      - A device that no item selects is never touched.
+    type: list
+    elements: dict
+    required: true
+    suboptions:
+      name:
+        description:
+          - Kernel names or shell globs such as V(sd*), V(nvme*n1) or V(dm-*). A partition name selects its disk.
+          - A name that does not exist fails the task. A glob skips devices without a medium (size 0),
+            such as unbound loop devices.
+        type: list
+        elements: str
+      wwn:
+        description:
+          - WWN or WWID, as sysfs (C(naa.5000c500a1b2c3d4)) or udev (C(0x5000c500a1b2c3d4)) writes it.
+        type: list
+        elements: str
+      serial:
+        description: Serial number or glob, from sysfs or the udev database (C(ID_SERIAL), C(ID_SERIAL_SHORT)).
+        type: list
+        elements: str
+      model:
+        description: Model glob, from C(device/model) in sysfs.
+        type: list
+        elements: str
+      vendor:
+        description: Vendor glob, from C(device/vendor) in sysfs.
+        type: list
+        elements: str
+      mount:
+        description:
+          - Paths; each selects the disk under the file system that holds it (from C(/proc/self/mountinfo)).
+        type: list
+        elements: str
+      rotational:
+        description:
+          - Keep only rotational (V(true)) or non-rotational (V(false)) devices of this item's selection.
+          - When the selection finds devices but none of this kind, that is not an error.
+        type: bool
+      slaves:
+        description:
+          - Also select the devices under a selected device-mapper or multipath device (its C(slaves/), recursively).
+        type: bool
+        default: false
+      allow_empty:
+        description: Accept that this item selects nothing. Defaults to O(allow_empty).
+        type: bool
+      attributes:
+        description:
+          - Queue attributes and their values, for example C(rq_affinity), C(scheduler), C(nr_requests),
+            C(read_ahead_kb), C(max_sectors_kb), C(nomerges), C(add_random), C(rotational), or any other
+            writable file in C(queue/) by name (C(iosched/fifo_batch) for a scheduler's tunable).
+        type: dict
+        required: true
+  apply:
+    description: Set the live values in sysfs where they differ.
+    type: bool
+    default: true
+  persist:
+    description: Persist the values as udev rules in O(file).
+    type: bool
+    default: true
+  file:
+    description:
+      - The udev rules file; it must be a C(*.rules) file in C(/etc/udev/rules.d), C(/run/udev/rules.d)
+        or C(/usr/local/lib/udev/rules.d).
+      - The default sorts after C(60-persistent-storage.rules), which sets C(ID_WWN) and C(ID_SERIAL),
+        so that rules keyed by those properties match at boot too.
+    type: path
+    default: /etc/udev/rules.d/61-dbhost-tuning.rules
+  allow_empty:
+    description: Default for O(devices[].allow_empty). When false, an item that selects nothing fails the task.
+    type: bool
+    default: false
+  reload:
+    description: Run C(udevadm control --reload) when O(file) changed.
+    type: bool
+    default: true
+  trigger:
+    description:
+      - After a reload, also send a C(change) event to the selected devices (C(udevadm trigger --action=change)
+        for those devices only), so that udev applies the new rules to them now.
+    type: bool
+    default: false
+  root:
+    description:
+      - Act on a sysfs and file tree under this folder - C(<root>/sys/block), C(<root>/etc/udev/rules.d),
+        C(<root>/proc/self/mountinfo), C(<root>/run/udev/data) - instead of the running host.
+      - udev is not reloaded when O(root) is not C(/).
+    type: path
+    default: /
+  backup:
+    description: Keep a timestamped copy of O(file) before changing it.
+    type: bool
+    default: false
+attributes:
+  check_mode:
+    support: full
+    description: Nothing on the host changes; records say C(drift) for what would change.
+  diff_mode:
+    support: full
+    description: Returns the before and after text of O(file).
+  platform:
+    support: full
+    platforms: [linux, freebsd, sunos]
+    details: On FreeBSD and SunOS every record is C(unsupported), with the reason.
+notes:
+  - Returns the collection's common result - RV(settings), RV(restart_required), RV(reboot_required).
+  - The scheduler must be one the device lists in C(queue/scheduler); load the scheduler's kernel module
+    first when it is not listed.
+  - Several devices with the same identifier (the paths of a multipath LUN share one WWID) share one rule,
+    so they must get the same attributes.
+seealso:
+  - name: Queue sysfs files
+    description: The kernel's description of every attribute in C(queue/).
+    link: https://docs.kernel.org/block/queue-sysfs.html
+  - name: udev(7)
+    description: The rules file format and the order in which udev reads rules files.
+    link: https://www.freedesktop.org/software/systemd/man/latest/udev.html
+'''
+
+EXAMPLES = r'''
+- name: rq_affinity on every SCSI disk and the scheduler by kind, persisted in udev rules
+  dbhost.tuning.block_queue:
+    devices:
+      - name: ["sd*", "nvme*n1"]
+        attributes:
+          rq_affinity: 1
+      - name: ["sd*", "nvme*n1"]
+        rotational: false
+        attributes:
+          scheduler: none
+      - name: ["sd*"]
+        rotational: true
+        attributes:
+          scheduler: mq-deadline
+
+- name: The disk under the Oracle data file system, and the paths of a multipath LUN
+  dbhost.tuning.block_queue:
+    devices:
+      - mount: [/u02/oradata]
+        attributes:
+          read_ahead_kb: 4096
+      - wwn: ["0x60002ac0000000000000000a00012345"]
+        slaves: true
+        attributes:
+          rq_affinity: 2
+          nr_requests: 256
+
+- name: Drift check only (run with --check)
+  dbhost.tuning.block_queue:
+    devices:
+      - serial: ["S4EWNX0R*"]
+        attributes:
+          rq_affinity: 1
+  check_mode: true
+  register: block_queue_drift
+'''
+
+RETURN = r'''
+settings:
+  description: One record per selected device and attribute.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    name:
+      description: The device and attribute, as under C(/sys/block).
+      type: str
+      sample: sdb/queue/rq_affinity
+    target:
+      description: The udev rules file (or, with O(persist=false), the sysfs file).
+      type: str
+      sample: /etc/udev/rules.d/61-dbhost-tuning.rules
+    desired:
+      description: The desired value.
+      type: str
+      sample: "1"
+    live:
+      description: The value in sysfs after this run (before it, in check mode).
+      type: str
+    persisted:
+      description: The value the device's rule in O(file) sets; null when it sets none.
+      type: str
+    status:
+      description: >-
+        V(ok), V(changed), V(drift) (check mode: would change), V(unsupported), or V(failed)
+        (the kernel refused the value or read back another one).
+      type: str
+      sample: ok
+    detail:
+      description: Why, in words; names the udev key, warns when it is only the kernel name, and says whether udev was reloaded.
+      type: str
+devices:
+  description: The selected devices, what identifies them and the udev key of their rule.
+  returned: on Linux
+  type: list
+  elements: dict
+  sample:
+    - name: sdb
+      dev: "8:16"
+      rotational: true
+      wwid: naa.5000c500a1b2c3d4
+      serial: null
+      model: ST4000NM0035
+      vendor: SEAGATE
+      dm_uuid: null
+      dm_name: null
+      backing_file: null
+      udev_key: ATTRS{wwid}=="naa.5000c500a1b2c3d4"
+      udev_key_kind: wwid
+      selected_by: ["devices[0]"]
+udev:
+  description: Whether udev was reloaded (and triggered) after O(file) changed, and why not.
+  returned: when O(file) changed
+  type: dict
+  sample: {reloaded: false, detail: "udevadm not found: the rules apply from the next boot or udevd start"}
+changed:
+  description: Whether anything changed (in check mode, would change).
+  returned: always
+  type: bool
+restart_required:
+  description: Always false here; present for the common result shape.
+  returned: always
+  type: bool
+reboot_required:
+  description: Always false here; present for the common result shape.
+  returned: always
+  type: bool
+backup_file:
+  description: The backup of O(file), when O(backup=true) and the file changed.
+  returned: changed and backup requested
+  type: str
+diff:
+  description: Before and after text of O(file), with C(--diff).
+  returned: when changed
+  type: list
+  elements: dict
+'''
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.dbhost.tuning.plugins.module_utils._block_queue import DEFAULT_FILE, BlockQueue, InputError
+
+SELECTOR = dict(type='list', elements='str')
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            devices=dict(type='list', elements='dict', required=True, options=dict(
+                name=SELECTOR, wwn=SELECTOR, serial=SELECTOR, model=SELECTOR, vendor=SELECTOR, mount=SELECTOR,
+                rotational=dict(type='bool'),
+                slaves=dict(type='bool', default=False),
+                allow_empty=dict(type='bool'),
+                attributes=dict(type='dict', required=True),
+            )),
+            apply=dict(type='bool', default=True),
+            persist=dict(type='bool', default=True),
+            file=dict(type='path', default=DEFAULT_FILE),
+            allow_empty=dict(type='bool', default=False),
+            reload=dict(type='bool', default=True),
+            trigger=dict(type='bool', default=False),
+            root=dict(type='path', default='/'),
+            backup=dict(type='bool', default=False),
+        ),
+        supports_check_mode=True,
+    )
+    args = module.params
+    # Options the user left out arrive as None; the plan class wants only what was given.
+    devices = [dict((key, value) for key, value in item.items() if value is not None) for item in args['devices']]
+    try:
+        plan = BlockQueue(
+            devices, apply=args['apply'], persist=args['persist'], file=args['file'], root=args['root'],
+            allow_empty=args['allow_empty'], reload=args['reload'], trigger=args['trigger'], backup=args['backup'],
+            check_mode=module.check_mode, runner=lambda argv: module.run_command(argv),
+            bin_path=lambda name: module.get_bin_path(name),
+        )
+        result = plan.run(module)
+    except InputError as exc:
+        module.fail_json(msg=str(exc))
+    output = result.as_dict()
+    problem = plan.failure_message(result)
+    if problem:
+        module.fail_json(msg=problem, **output)
+    module.exit_json(**output)
+
+
+if __name__ == '__main__':
+    main()

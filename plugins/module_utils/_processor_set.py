@@ -34,7 +34,7 @@ CPUSET_KEYS = ('AllowedCPUs', 'AllowedMemoryNodes')
 ALL_KEYS = AFFINITY_KEYS + CPUSET_KEYS
 
 _SET_NAME = re.compile(r'^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$')
-_NODE_SPEC = re.compile(r'^node:(.+)$')
+_NODE_SPEC = re.compile(r'^node:(.*)$')
 
 
 class InputError(ValueError):

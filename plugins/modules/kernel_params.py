@@ -85,7 +85,6 @@ options:
     description: Fail the task when another file wins at boot over ours for a managed key.
     type: bool
     default: true
-extends_documentation_fragment: []
 attributes:
   check_mode:
     support: full
@@ -97,7 +96,7 @@ attributes:
     support: full
     platforms: [linux, freebsd, sunos]
 notes:
-  - Returns the collection's common result: RV(settings), RV(restart_required), RV(reboot_required).
+  - Returns the collection's common result, RV(settings), RV(restart_required) and RV(reboot_required).
 seealso:
   - name: sysctl.d(5)
     description: Precedence of sysctl configuration files under systemd.

@@ -1,0 +1,306 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: contributors to dbhost.tuning
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+---
+module: mount_options
+short_description: Add or remove single mount options in fstab or vfstab, remount, and report desired, persisted and live options
+version_added: 0.1.0
+description:
+  - Adds and removes single mount options on the line of a mount point in C(/etc/fstab) (Linux) or
+    C(/etc/vfstab) (SunOS), keeping every other option, field, line, comment and spacing as it was.
+  - Knows exclusive options - asking for C(noatime) replaces C(relatime), C(forcedirectio) replaces
+    C(noforcedirectio), C(ro) replaces C(rw) - and C(key=value) options, where a new value replaces the old one.
+  - Compares three things for every option - the desired state, the persisted line, and the live mount
+    table (C(/proc/self/mountinfo) on Linux, C(/etc/mnttab) on SunOS) - so that an option set by hand
+    and lost at the next mount, or written to the file but never applied, shows as drift.
+  - When the live options differ, remounts with C(mount -o remount,<options> <mount point>) on Linux
+    (mount(8) merges the rewritten fstab line) and C(mount -F <fstype> -o remount,<options> <mount point>)
+    on SunOS, where <options> is the whole new vfstab option list because UFS resets unnamed options on remount.
+  - An option that a remount cannot change (for example ext4 C(data=), most XFS options), or that
+    the mount table still does not show after the remount, is reported C(pending_reboot) with RV(reboot_required=true);
+    it is never skipped silently.
+  - When the system refuses the remount, the file is put back as it was for that mount point
+    (an option the kernel refuses would fail at the next boot too), the records say C(failed), and the task fails.
+  - Several mount points are handled in one call with O(mounts), one file write and one remount per mount point.
+  - All input is checked before anything is touched.
+author:
+  - dbhost.tuning contributors
+options:
+  path:
+    description:
+      - The mount point, as written in the file's mount point field. Mutually exclusive with O(mounts).
+    type: path
+  present:
+    description:
+      - Options to ensure on O(path), one per list item (no commas). An option replaces the options of its
+        exclusive group and an older value of the same key.
+    type: list
+    elements: str
+    default: []
+  absent:
+    description:
+      - Options to remove from O(path). A bare key such as C(mincache) removes C(mincache=) with any value.
+      - Removing the last option leaves C(defaults) in fstab and C(-) in vfstab.
+    type: list
+    elements: str
+    default: []
+  mounts:
+    description:
+      - Several mount points in one call, each with its own O(mounts[].present) and O(mounts[].absent).
+        Mutually exclusive with O(path).
+    type: list
+    elements: dict
+    suboptions:
+      path:
+        description: The mount point.
+        type: path
+        required: true
+      present:
+        description: Options to ensure.
+        type: list
+        elements: str
+        default: []
+      absent:
+        description: Options to remove.
+        type: list
+        elements: str
+        default: []
+  remount:
+    description:
+      - Remount when the live options differ from the desired ones.
+      - With V(false) only the file is edited, and live differences are reported C(pending_reboot).
+    type: bool
+    default: true
+  fstab:
+    description:
+      - The file that holds the mount lines. Defaults to C(/etc/fstab) on Linux and C(/etc/vfstab) on SunOS.
+    type: path
+  backup:
+    description: Keep a timestamped copy of the file before changing it.
+    type: bool
+    default: false
+  root:
+    description:
+      - Edit the file under this folder (a mounted image or a test tree) instead of the running host.
+      - With a root other than C(/), the live mount table is neither read nor changed.
+    type: path
+    default: /
+attributes:
+  check_mode:
+    support: full
+    description: Nothing changes, no remount; records say C(drift) for what would change.
+  diff_mode:
+    support: full
+    description: Returns the before and after text of the file.
+  platform:
+    support: full
+    platforms: [linux, sunos]
+notes:
+  - Returns the collection's common result - RV(settings), RV(restart_required), RV(reboot_required).
+  - Options that mount(8) alone reads (C(nofail), C(_netdev), C(x-systemd.*), C(defaults), ...) are only
+    compared in the file; the mount table never shows them.
+  - A mount point on several lines of the file is refused, so that the wrong line is never edited.
+seealso:
+  - name: fstab(5)
+    description: The Linux fstab format.
+    link: https://man7.org/linux/man-pages/man5/fstab.5.html
+  - name: vfstab(4)
+    description: The Solaris vfstab format.
+    link: https://docs.oracle.com/cd/E19253-01/816-5174/6mbb98ujo/index.html
+  - name: mount_ufs(1M)
+    description: UFS options such as forcedirectio, and remount.
+    link: https://docs.oracle.com/cd/E19253-01/816-5166/6mbb1kqb1/index.html
+'''
+
+EXAMPLES = r'''
+- name: No access-time updates on the Oracle data mount, persisted and live
+  dbhost.tuning.mount_options:
+    path: /u02
+    present: [noatime]
+
+- name: UFS direct I/O for Oracle data files on Solaris (vfstab and remount)
+  dbhost.tuning.mount_options:
+    path: /u02/oradata
+    present: [forcedirectio]
+  when: ansible_facts['system'] == 'SunOS'
+
+- name: Several mounts in one call (one round trip)
+  dbhost.tuning.mount_options:
+    mounts:
+      - path: /u02
+        present: [mincache=direct, convosync=direct]
+      - path: /u03
+        present: [noatime]
+        absent: [nodiratime]
+  register: mounts_result
+
+- name: Drift check only, file untouched and no remount
+  dbhost.tuning.mount_options:
+    path: /u02
+    present: [noatime]
+  check_mode: true
+'''
+
+RETURN = r'''
+settings:
+  description: One record per asked option and mount point.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    name:
+      description: The option (its key for a C(key=value) option).
+      type: str
+      sample: noatime
+    target:
+      description: The mount point.
+      type: str
+      sample: /u02
+    desired:
+      description: The option as asked; null for an option asked absent.
+      type: str
+      sample: noatime
+    live:
+      description: >-
+        The options of the same group or key in the mount table after this run (before it, in check mode);
+        null when none is shown, the mount point is not mounted, or the live state is not read.
+      type: str
+      sample: noatime
+    persisted:
+      description: The options of the same group or key in the file after this run (before it, in check mode).
+      type: str
+      sample: noatime
+    status:
+      description: >-
+        V(ok), V(changed), V(drift) (check mode: would change), V(pending_reboot) (persisted; the live
+        mount gets it at the next mount), or V(failed) (the remount was refused).
+      type: str
+      sample: changed
+    detail:
+      description: Why, in words, including the remount command.
+      type: str
+mounts:
+  description: One summary per mount point, with the whole option lists.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    path:
+      description: The mount point.
+      type: str
+    fstype:
+      description: The file system type on the file's line.
+      type: str
+    file:
+      description: The file edited.
+      type: str
+    line:
+      description: The line number of the mount point in the file.
+      type: int
+    persisted_before:
+      description: The options field before this run (empty for vfstab's C(-)).
+      type: str
+    persisted:
+      description: The options field after this run (as it would be, in check mode; before, in check mode).
+      type: str
+    mounted:
+      description: Whether the mount point is in the mount table; null when the live state is not read.
+      type: bool
+    live_before:
+      description: The live options before this run.
+      type: str
+    live:
+      description: The live options after this run.
+      type: str
+    remount_command:
+      description: The remount command that was run, as an argument list; null when none was run.
+      type: list
+      elements: str
+    remount_error:
+      description: What the remount printed when it failed.
+      type: str
+changed:
+  description: Whether the file was edited or a remount changed live options (in check mode, would be).
+  returned: always
+  type: bool
+restart_required:
+  description: Always false here; present for the common result shape.
+  returned: always
+  type: bool
+reboot_required:
+  description: True when an option only takes effect at the next mount.
+  returned: always
+  type: bool
+backup_file:
+  description: The backup of the file, when O(backup=true) and the file changed.
+  returned: changed and backup requested
+  type: str
+diff:
+  description: Before and after text of the file, with C(--diff).
+  returned: when changed
+  type: list
+  elements: dict
+'''
+
+import os
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.dbhost.tuning.plugins.module_utils._mounts import InputError, MountOptions
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            path=dict(type='path'),
+            present=dict(type='list', elements='str', default=[]),
+            absent=dict(type='list', elements='str', default=[]),
+            mounts=dict(type='list', elements='dict', options=dict(
+                path=dict(type='path', required=True),
+                present=dict(type='list', elements='str', default=[]),
+                absent=dict(type='list', elements='str', default=[]),
+            )),
+            remount=dict(type='bool', default=True),
+            fstab=dict(type='path'),
+            backup=dict(type='bool', default=False),
+            root=dict(type='path', default='/'),
+        ),
+        mutually_exclusive=[('path', 'mounts')],
+        required_one_of=[('path', 'mounts')],
+        supports_check_mode=True,
+    )
+    args = module.params
+    if args['mounts'] is not None:
+        if args['present'] or args['absent']:
+            module.fail_json(msg='present and absent go inside each item of mounts, not beside it')
+        mounts = args['mounts']
+    else:
+        mounts = [dict(path=args['path'], present=args['present'], absent=args['absent'])]
+    root = args['root'] or '/'
+    live_root = '/' if os.path.realpath(root) == '/' else None
+    try:
+        plan = MountOptions(
+            mounts, remount=args['remount'], file=args['fstab'], root=root, backup=args['backup'],
+            check_mode=module.check_mode, live_root=live_root,
+            runner=lambda argv: module.run_command(argv),
+            mount_command=module.get_bin_path('mount', required=live_root is not None) or 'mount',
+        )
+        result = plan.run(module)
+    except InputError as exc:
+        module.fail_json(msg=str(exc))
+    output = result.as_dict()
+    problem = plan.failure_message(result)
+    if problem:
+        module.fail_json(msg=problem, **output)
+    module.exit_json(**output)
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,85 @@
+# Copyright: contributors to dbhost.tuning
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Shared by the kernel_params Molecule verifiers (testinfra).
+
+The expected values are computed here from molecule/shared/oracle-profile.yml
+and the state prepare recorded, independently of the role and module code.
+"""
+
+import json
+import os
+
+import yaml
+
+SHARED = os.path.dirname(os.path.abspath(__file__))
+STATE_DIR = '/var/lib/dbhost-molecule'
+BEFORE = STATE_DIR + '/before.json'
+SNAPSHOT = STATE_DIR + '/snapshot.py'
+# Keys whose fields are each a lower bound in "minimum" mode (semaphore limits).
+FIELDWISE_KEYS = frozenset(['kernel.sem'])
+
+
+def podman_hosts(scenario_dir):
+    """testinfra host specs for the platforms of a scenario's molecule.yml."""
+    with open(os.path.join(scenario_dir, 'molecule.yml')) as handle:
+        config = yaml.safe_load(handle)
+    return ['podman://' + platform['name'] for platform in config['platforms']]
+
+
+def profile():
+    with open(os.path.join(SHARED, 'oracle-profile.yml')) as handle:
+        return yaml.safe_load(handle)
+
+
+def key_list(name):
+    """Keys listed one per line in a molecule/shared text file (# comments)."""
+    with open(os.path.join(SHARED, name)) as handle:
+        lines = [line.split('#', 1)[0].strip() for line in handle]
+    return [line for line in lines if line]
+
+
+def normalize(value):
+    return ' '.join(str(value).split())
+
+
+def expected_value(key, before, desired, mode):
+    """The value the role must leave, given the value before the run.
+
+    ``minimum`` never lowers: single numbers and kernel.sem fields keep a
+    higher value they already had; other multi-value keys (ranges) are exact.
+    """
+    want = normalize(desired).split()
+    have = normalize(before).split() if before is not None else []
+    numeric = all(field.lstrip('-').isdigit() for field in want + have)
+    if mode != 'minimum' or not numeric or len(have) != len(want):
+        return ' '.join(want)
+    if len(want) > 1 and key not in FIELDWISE_KEYS:
+        return ' '.join(want)
+    return ' '.join(str(max(int(h), int(w))) for h, w in zip(have, want))
+
+
+def read_before(host):
+    return json.loads(host.file(BEFORE).content_string)
+
+
+def snapshot(host, names):
+    command = host.run('python3 %s %s' % (SNAPSHOT, ' '.join(sorted(names))))
+    assert command.rc == 0, command.stderr
+    return json.loads(command.stdout)
+
+
+def live_value(host, key):
+    return normalize(host.check_output('sysctl -n %s' % key))
+
+
+def boot_values(host):
+    """Key -> value that systemd-sysctl would set at boot (last assignment wins)."""
+    output = host.check_output('/lib/systemd/systemd-sysctl --cat-config')
+    values = {}
+    for line in output.splitlines():
+        line = line.strip()
+        if not line or line[0] in '#;' or '=' not in line:
+            continue
+        key, value = line.split('=', 1)
+        values[key.strip().lstrip('-').replace('/', '.')] = normalize(value)
+    return values

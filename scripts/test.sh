@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# Run every test of the collection; installs what it needs first (as root on
+# Debian 12: podman, base images, .venv). Stages, in order:
+#   unit       pytest tests/unit
+#   sanity     ansible-test sanity (Python 3.11) on a copy of the git-tracked files
+#   lint       ansible-lint --profile production on roles/ and playbooks/
+#   molecule   molecule test -s NAME for every molecule/*/molecule.yml
+# Usage: scripts/test.sh [STAGE...]     (default: all stages)
+#   STAGE is unit, sanity, lint, molecule or molecule:NAME (one scenario);
+#   DBHOST_TEST_STAGES="unit lint" does the same as arguments.
+# Prints one line per stage and ends with "N passed, N failed"; exits
+# non-zero when any stage (set-up included) failed.
+set -uo pipefail
+# shellcheck source=scripts/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cd "$DBHOST_ROOT" || exit 1
+
+if [ "$#" -eq 0 ] && [ -n "${DBHOST_TEST_STAGES:-}" ]; then
+  # shellcheck disable=SC2086  # a space-separated list on purpose
+  set -- $DBHOST_TEST_STAGES
+fi
+[ "$#" -gt 0 ] || set -- unit sanity lint molecule
+case " $* " in *" -h "* | *" --help "*) sed -n '2,13p' "${BASH_SOURCE[0]}"; exit 0 ;; esac
+
+selected=()
+for stage in "$@"; do
+  case "$stage" in
+    unit | sanity | lint) selected+=("$stage") ;;
+    molecule)
+      while read -r scenario; do selected+=("molecule:$scenario"); done < <(molecule_scenarios)
+      ;;
+    molecule:?*)
+      [ -f "molecule/${stage#molecule:}/molecule.yml" ] || die "no scenario molecule/${stage#molecule:}/molecule.yml"
+      selected+=("$stage")
+      ;;
+    *) die "unknown stage: $stage (unit, sanity, lint, molecule, molecule:NAME)" ;;
+  esac
+done
+
+summary=()
+passed=0
+failed=0
+
+# run_stage NAME FUNCTION: runs FUNCTION in a subshell with `set -e`, records the outcome.
+run_stage() {
+  local name="$1" start rc line
+  shift
+  log "===== $name"
+  start=$(date +%s)
+  (set -e; "$@")
+  rc=$?
+  if [ "$rc" -eq 0 ]; then
+    passed=$((passed + 1))
+    line="PASS  $name ($(($(date +%s) - start)) s)"
+  else
+    failed=$((failed + 1))
+    line="FAIL  $name ($(($(date +%s) - start)) s, exit $rc)"
+  fi
+  summary+=("$line")
+  log "===== $line"
+  return "$rc"
+}
+
+skip_stage() {
+  failed=$((failed + 1))
+  summary+=("FAIL  $1 (not run: $2)")
+  log "===== FAIL  $1 (not run: $2)"
+}
+
+stage_setup_venv() {
+  bash scripts/venv.sh --test
+}
+
+stage_setup_containers() {
+  bash scripts/install-test-deps.sh
+}
+
+stage_unit() {
+  [ -d tests/unit ] || { log "no tests/unit folder"; return 1; }
+  python -m pytest tests/unit
+}
+
+stage_sanity() {
+  local work="$DBHOST_CACHE/sanity" copy
+  copy="$work/ansible_collections/dbhost/tuning"
+  rm -rf "$work"
+  mkdir -p "$copy"
+  # ansible-test must run from .../ansible_collections/NS/NAME; copy only what git
+  # tracks (working-tree content), so that .venv/.cache and stray files stay out.
+  git ls-files -z | while IFS= read -r -d '' path; do
+    [ -e "$path" ] || [ -L "$path" ] || continue
+    mkdir -p "$copy/$(dirname "$path")"
+    cp -P "$path" "$copy/$path"
+  done
+  [ -s tests/sanity/ignore-2.19.txt ] && { log "tests/sanity/ignore-2.19.txt must stay empty"; return 1; }
+  cd "$copy"
+  # --venv: the sanity tools get their own virtual environments with the exact
+  # versions ansible-test pins, instead of mixing them into .venv.
+  ansible-test sanity --venv --python 3.11 --requirements --color no
+}
+
+stage_lint() {
+  local targets=() dir
+  for dir in roles playbooks; do [ -d "$dir" ] && targets+=("$dir/"); done
+  [ "${#targets[@]}" -gt 0 ] || { log "no roles/ or playbooks/ to lint"; return 1; }
+  # --offline: Galaxy may be unreachable; the collections come from .cache/collections.
+  ansible-lint --offline --profile production "${targets[@]}"
+}
+
+stage_molecule() {
+  molecule test -s "$1"
+}
+
+# The host-global sysctls the scenarios may touch: remember the host's values
+# before any container starts (systemd booting in a privileged container
+# already raises fs.file-max) and put them back after every scenario.
+declare -A host_sysctls=()
+save_host_sysctls() {
+  local key
+  while read -r key; do
+    host_sysctls[$key]="$(sysctl -n "$key" 2>/dev/null)" || true
+  done < <(host_global_sysctls)
+}
+restore_host_sysctls() {
+  local key now
+  for key in "${!host_sysctls[@]}"; do
+    [ -n "${host_sysctls[$key]}" ] || continue
+    now="$(sysctl -n "$key" 2>/dev/null)" || continue
+    if [ "$now" != "${host_sysctls[$key]}" ]; then
+      log "restoring host $key: $now -> ${host_sysctls[$key]}"
+      sysctl -q -w "$key=${host_sysctls[$key]}" || log "could not restore host $key"
+    fi
+  done
+}
+
+venv_ok=1
+containers_ok=1
+run_stage setup-venv stage_setup_venv || venv_ok=0
+case " ${selected[*]} " in
+  *" molecule:"*) run_stage setup-containers stage_setup_containers || containers_ok=0 ;;
+esac
+
+for stage in "${selected[@]}"; do
+  if [ "$venv_ok" = 0 ]; then
+    skip_stage "$stage" "setup-venv failed"
+    continue
+  fi
+  case "$stage" in
+    unit) run_stage unit stage_unit ;;
+    sanity) run_stage sanity stage_sanity ;;
+    lint) run_stage lint stage_lint ;;
+    molecule:*)
+      if [ "$containers_ok" = 0 ]; then
+        skip_stage "$stage" "setup-containers failed"
+        continue
+      fi
+      [ "${#host_sysctls[@]}" -gt 0 ] || save_host_sysctls
+      run_stage "$stage" stage_molecule "${stage#molecule:}"
+      restore_host_sysctls
+      ;;
+  esac
+done
+
+echo
+echo "Summary:"
+printf '  %s\n' "${summary[@]}"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,324 @@
+# -*- coding: utf-8 -*-
+# Copyright: contributors to dbhost.tuning
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""hugepages against fake /sys trees, including a kernel that allocates fewer pages than asked.
+
+The seam is _hugepages.Kernel: FakeKernel below keeps the fake tree's files as the real
+kernel keeps its pools, but allocates at most ``free_pages`` more pages per pool (what
+contiguous free memory allows); compacting memory (which it records by writing the
+real compact_memory file of the fake tree) frees ``freed_by_compaction`` more.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import hashlib
+import os
+
+import pytest
+
+from ansible_collections.dbhost.tuning.plugins.modules import hugepages
+from ansible_collections.dbhost.tuning.plugins.module_utils import _hugepages
+from ansible_collections.dbhost.tuning.plugins.module_utils import _platform
+
+SYSCTL_FILE = '/etc/sysctl.d/90-dbhost-tuning-hugepages.conf'
+TMPFILES_FILE = '/etc/tmpfiles.d/90-dbhost-tuning-hugepages.conf'
+G2M = '/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages'
+G1G = '/sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages'
+N1_1G = '/sys/devices/system/node/node1/hugepages/hugepages-1048576kB/nr_hugepages'
+N0_2M = '/sys/devices/system/node/node0/hugepages/hugepages-2048kB/nr_hugepages'
+SYSCTL_HEADER = _hugepages.SYSCTL_HEADER + '\n'
+TMPFILES_HEADER = _hugepages.TMPFILES_HEADER + '\n'
+
+MEMINFO = '''MemTotal:       65536000 kB
+MemFree:        40000000 kB
+MemAvailable:   50000000 kB
+HugePages_Total:       0
+Hugepagesize:       2048 kB
+'''
+
+
+@pytest.fixture(autouse=True)
+def linux(monkeypatch):
+    monkeypatch.setattr(_platform, 'system', lambda: 'Linux')
+
+
+def put(root, path, text):
+    local = os.path.join(root, path.lstrip('/'))
+    if not os.path.isdir(os.path.dirname(local)):
+        os.makedirs(os.path.dirname(local))
+    with open(local, 'w') as handle:
+        handle.write(text)
+
+
+def read(root, path):
+    with open(os.path.join(root, path.lstrip('/'))) as handle:
+        return handle.read()
+
+
+RealKernel = _hugepages.Kernel
+
+
+class FakeKernel(RealKernel):
+    """Allocates at most ``free_pages[path]`` more pages per pool until memory is compacted."""
+
+    def __init__(self, root, free_pages=None, freed_by_compaction=0):
+        RealKernel.__init__(self, root)
+        self.free_pages = dict(free_pages or {})
+        self.freed_by_compaction = freed_by_compaction
+        self.writes = []
+        self.compactions = 0
+
+    def _system_path(self, local_path):
+        return '/' + os.path.relpath(local_path, self.root)
+
+    def write_count(self, local_path, count):
+        path = self._system_path(local_path)
+        self.writes.append((path, count))
+        current = self.read_count(local_path)
+        if count > current and path in self.free_pages:
+            granted = min(count - current, self.free_pages[path])
+            self.free_pages[path] -= granted
+            count = current + granted
+        RealKernel.write_count(self, local_path, count)
+
+    def compact(self):
+        RealKernel.compact(self)  # writes the fake tree's /proc/sys/vm/compact_memory
+        self.compactions += 1
+        for path in self.free_pages:
+            self.free_pages[path] += self.freed_by_compaction
+
+
+@pytest.fixture
+def root(tmp_path):
+    base = str(tmp_path)
+    put(base, '/proc/meminfo', MEMINFO)
+    put(base, '/proc/sys/vm/compact_memory', '')
+    for path in (G2M, G1G, N0_2M, N1_1G, N1_1G.replace('1048576kB', '2048kB'),
+                 N0_2M.replace('2048kB', '1048576kB')):
+        put(base, path, '0\n')
+    put(base, '/sys/devices/system/node/node0/meminfo', 'Node 0 MemTotal:       32768000 kB\n')
+    put(base, '/sys/devices/system/node/node1/meminfo', 'Node 1 MemTotal:       32768000 kB\n')
+    os.makedirs(os.path.join(base, 'etc', 'sysctl.d'))
+    os.makedirs(os.path.join(base, 'etc', 'tmpfiles.d'))
+    return base
+
+
+@pytest.fixture
+def kernel(root, monkeypatch):
+    """The module's main() gets the fake kernel through the Kernel seam."""
+    made = FakeKernel(root)
+    monkeypatch.setattr(_hugepages, 'Kernel', lambda root_path: made)
+    return made
+
+
+def digest(root):
+    hashed = hashlib.sha256()
+    for folder, dirs, names in sorted(os.walk(root)):
+        dirs.sort()
+        for name in sorted(names):
+            path = os.path.join(folder, name)
+            hashed.update(path.encode())
+            with open(path, 'rb') as handle:
+                hashed.update(handle.read())
+    return hashed.hexdigest()
+
+
+def records(result):
+    return dict((s['name'], s) for s in result['settings'])
+
+
+PAGES = [{'count': 512}, {'size': '1G', 'count': 4, 'node': 1}]
+
+
+def test_check_mode_changes_nothing_and_reports_drift(root, kernel, run_module):
+    before = digest(root)
+    result = run_module(hugepages, {'pages': PAGES, 'root': root}, check_mode=True, diff=True)
+    assert digest(root) == before and kernel.writes == []
+    assert result['changed'] is True
+    rec = records(result)
+    assert rec['hugepages-2048kB']['status'] == 'drift'
+    assert (rec['hugepages-2048kB']['desired'], rec['hugepages-2048kB']['live']) == (512, 0)
+    assert rec['node1/hugepages-1048576kB']['target'] == TMPFILES_FILE
+    assert [d['before_header'] for d in result['diff']] == [SYSCTL_FILE, TMPFILES_FILE]
+    assert result['diff'][0]['after'] == SYSCTL_HEADER + 'vm.nr_hugepages = 512\n'
+    assert result['diff'][1]['after'] == TMPFILES_HEADER + 'w %s - - - - 4\n' % N1_1G
+
+
+def test_apply_reads_back_persists_and_is_idempotent(root, kernel, run_module):
+    result = run_module(hugepages, {'pages': PAGES, 'root': root})
+    assert result['changed'] is True and 'failed' not in result
+    assert read(root, G2M) == '512\n' and read(root, N1_1G) == '4\n'
+    assert read(root, SYSCTL_FILE) == SYSCTL_HEADER + 'vm.nr_hugepages = 512\n'
+    assert read(root, TMPFILES_FILE) == TMPFILES_HEADER + 'w %s - - - - 4\n' % N1_1G
+    rec = records(result)
+    for name in ('hugepages-2048kB', 'node1/hugepages-1048576kB'):
+        assert rec[name]['status'] == 'changed'
+        assert rec[name]['live'] == rec[name]['desired'] == rec[name]['persisted']
+    assert result['compacted'] is False
+    kernel.writes[:] = []
+    again = run_module(hugepages, {'pages': PAGES, 'root': root})
+    assert again['changed'] is False and kernel.writes == []
+    assert [s['status'] for s in again['settings']] == ['ok', 'ok']
+
+
+def test_short_allocation_compacts_retries_then_fails(root, kernel, run_module):
+    kernel.free_pages = {G2M: 300}
+    kernel.freed_by_compaction = 100
+    result = run_module(hugepages, {'pages': [{'size': '2M', 'count': 512}], 'root': root})
+    assert result['failed'] is True
+    assert 'requested 512, allocated 400' in result['msg']
+    rec = records(result)['hugepages-2048kB']
+    assert rec['status'] == 'failed' and rec['live'] == 400 and rec['desired'] == 512
+    assert rec['detail'].startswith('requested 512, allocated 400 (after compacting memory)')
+    assert kernel.compactions == 1 and kernel.writes == [(G2M, 512), (G2M, 512)]
+    assert read(root, '/proc/sys/vm/compact_memory') == '1\n'
+    assert result['compacted'] is True
+    # Boot has the least fragmented memory: the request is persisted all the same.
+    assert rec['persisted'] == 512 and 'vm.nr_hugepages = 512' in read(root, SYSCTL_FILE)
+
+
+def test_short_allocation_recovered_by_compaction_is_changed(root, kernel, run_module):
+    kernel.free_pages = {G2M: 300}
+    kernel.freed_by_compaction = 1000
+    result = run_module(hugepages, {'pages': [{'count': 512}], 'root': root})
+    assert 'failed' not in result
+    rec = records(result)['hugepages-2048kB']
+    assert rec['status'] == 'changed' and rec['live'] == 512 and result['compacted'] is True
+
+
+def test_short_allocation_with_warn_is_still_failed_record_but_task_goes_on(root, kernel, run_module):
+    kernel.free_pages = {N1_1G: 1}
+    result = run_module(hugepages, {'pages': [{'size': 1073741824, 'count': 4, 'node': 1}],
+                                    'root': root, 'on_short': 'warn', 'compact': False})
+    assert 'failed' not in result
+    assert result['changed'] is True  # one page was allocated
+    rec = records(result)['node1/hugepages-1048576kB']
+    assert rec['status'] == 'failed' and rec['live'] == 1
+    assert rec['detail'].startswith('requested 4, allocated 1;')
+    # ansible-core 2.19 returns warnings as structured summaries
+    assert any('requested 4, allocated 1' in str(w) for w in result['warnings'])
+    assert kernel.compactions == 0
+    # A second run still reports it: never hidden, and nothing new allocated -> not changed.
+    again = run_module(hugepages, {'pages': [{'size': 1073741824, 'count': 4, 'node': 1}],
+                                   'root': root, 'on_short': 'warn', 'compact': False})
+    assert records(again)['node1/hugepages-1048576kB']['status'] == 'failed'
+    assert again['changed'] is False
+
+
+def test_kernel_refusal(root, run_module, monkeypatch):
+    class Refusing(FakeKernel):
+        def write_count(self, local_path, count):
+            raise OSError(22, 'Invalid argument')
+    monkeypatch.setattr(_hugepages, 'Kernel', lambda root_path: Refusing(root))
+    result = run_module(hugepages, {'pages': [{'count': 8}], 'root': root})
+    assert result['failed'] is True and 'refused by the kernel' in result['msg']
+    assert records(result)['hugepages-2048kB']['status'] == 'failed'
+
+
+def test_shrinking_pools_are_written_before_growing_ones(root, kernel, run_module):
+    put(root, N0_2M, '100\n')
+    run_module(hugepages, {'pages': [{'count': 50, 'node': 1}, {'count': 10, 'node': 0}], 'root': root})
+    assert [path for path, count in kernel.writes] == [N0_2M, N0_2M.replace('node0', 'node1')]
+
+
+def test_other_file_wins_at_boot_is_shadowed(root, kernel, run_module):
+    put(root, '/etc/sysctl.conf', 'vm.nr_hugepages = 64\n')
+    result = run_module(hugepages, {'pages': [{'count': 16}], 'root': root})
+    assert result['failed'] is True and 'shadowed at boot' in result['msg']
+    rec = records(result)['hugepages-2048kB']
+    assert rec['status'] == 'shadowed' and rec['persisted'] == 64 and '/etc/sysctl.conf' in rec['detail']
+    assert read(root, G2M) == '16\n'
+
+
+def test_keeps_comments_and_other_lines(root, kernel, run_module):
+    put(root, SYSCTL_FILE, '# mine\nvm.swappiness = 1\nvm.nr_hugepages=8\n')
+    put(root, TMPFILES_FILE, '# mine\nw %s - - - - 2\n' % G1G)
+    run_module(hugepages, {'pages': [{'count': 16}, {'size': '1G', 'count': 3}], 'root': root})
+    assert read(root, SYSCTL_FILE) == '# mine\nvm.swappiness = 1\nvm.nr_hugepages=16\n'
+    assert read(root, TMPFILES_FILE) == '# mine\nw %s - - - - 3\n' % G1G
+
+
+def test_lost_at_reboot_is_drift(root, kernel, run_module):
+    put(root, G2M, '16\n')
+    result = run_module(hugepages, {'pages': [{'count': 16}], 'root': root}, check_mode=True)
+    rec = records(result)['hugepages-2048kB']
+    assert rec['status'] == 'drift' and rec['live'] == 16 and rec['persisted'] is None
+
+
+def test_check_mode_warns_when_memory_cannot_hold_the_pages(root, kernel, run_module):
+    result = run_module(hugepages, {'pages': [{'size': '1G', 'count': 60}], 'root': root}, check_mode=True)
+    assert 'the kernel would allocate fewer' in records(result)['hugepages-1048576kB']['detail']
+
+
+def test_apply_false_persist_false(root, kernel, run_module):
+    result = run_module(hugepages, {'pages': [{'count': 16}], 'root': root, 'apply': False})
+    assert kernel.writes == [] and read(root, G2M) == '0\n'
+    assert records(result)['hugepages-2048kB']['status'] == 'changed'
+    result = run_module(hugepages, {'pages': [{'size': '1G', 'count': 1}], 'root': root, 'persist': False})
+    rec = records(result)['hugepages-1048576kB']
+    assert rec['target'] == G1G and 'lost at reboot' in rec['detail']
+    assert not os.path.exists(os.path.join(root, TMPFILES_FILE.lstrip('/')))
+
+
+@pytest.mark.parametrize('pages, message', [
+    ([{'size': '16M', 'count': 1}], 'not supported by this kernel'),
+    ([{'size': '2G', 'count': 1}], 'supported: 2M, 1G'),
+    ([{'size': 'lots', 'count': 1}], 'pages[0].size'),
+    ([{'size': 1000, 'count': 1}], 'not a huge page size'),
+    ([{'count': -1}], 'negative'),
+    ([{'count': 1, 'node': 7}], 'NUMA node 7 does not exist'),
+    ([{'count': 1, 'node': -1}], 'not a NUMA node number'),
+    ([{'count': 1}, {'size': '2M', 'count': 2}], 'already given as pages[0]'),
+    ([{'count': 1}, {'count': 2, 'node': 0}], 'both for the whole system and per node'),
+    ([{'size': '1G', 'count': 100}], 'exceed the physical memory'),
+    ([{'size': '1G', 'count': 40, 'node': 0}], 'on node 0 exceed its memory'),
+    ([], 'non-empty list'),
+])
+def test_bad_input_refused_before_anything(root, kernel, run_module, pages, message):
+    before = digest(root)
+    result = run_module(hugepages, {'pages': pages, 'root': root})
+    assert result['failed'] is True and message in result['msg']
+    assert digest(root) == before and kernel.writes == []
+
+
+def test_missing_node_pool_and_missing_default_size(root, kernel, run_module):
+    put(root, '/sys/devices/system/node/node2/cpulist', '4-5\n')
+    result = run_module(hugepages, {'pages': [{'count': 1, 'node': 2}], 'root': root})
+    assert result['failed'] is True and 'node 2 has no 2M pool' in result['msg']
+    put(root, '/proc/meminfo', 'MemTotal: 1000 kB\n')
+    result = run_module(hugepages, {'pages': [{'count': 1}], 'root': root})
+    assert result['failed'] is True and 'no default huge page size' in result['msg']
+
+
+@pytest.mark.parametrize('option, path', [('sysctl_file', '/etc/hp.conf'), ('tmpfiles_file', '/etc/x/y.conf'),
+                                          ('sysctl_file', '/etc/sysctl.d/../x.conf')])
+def test_bad_files_refused(root, kernel, run_module, option, path):
+    result = run_module(hugepages, {'pages': [{'count': 1}], 'root': root, option: path})
+    assert result['failed'] is True and option in result['msg']
+
+
+def test_offline_image_persists_only(tmp_path, run_module):
+    image = str(tmp_path)
+    put(image, '/proc/meminfo', MEMINFO)
+    result = run_module(hugepages, {'pages': [{'count': 16}, {'size': '1G', 'count': 2}], 'root': image})
+    assert 'failed' not in result
+    assert read(image, SYSCTL_FILE).endswith('vm.nr_hugepages = 16\n')
+    assert 'w %s - - - - 2' % G1G in read(image, TMPFILES_FILE)
+    assert all(s['live'] is None for s in result['settings'])
+
+
+def test_other_platforms_unsupported(root, kernel, run_module, monkeypatch):
+    monkeypatch.setattr(_platform, 'system', lambda: 'FreeBSD')
+    before = digest(root)
+    result = run_module(hugepages, {'pages': [{'count': 16}], 'root': root})
+    assert [s['status'] for s in result['settings']] == ['unsupported']
+    assert digest(root) == before
+
+
+def test_default_kernel_reads_and_writes_the_tree(root):
+    kernel = _hugepages.Kernel(root)
+    local = os.path.join(root, G2M.lstrip('/'))
+    kernel.write_count(local, 7)
+    assert kernel.read_count(local) == 7 and read(root, G2M) == '7\n'

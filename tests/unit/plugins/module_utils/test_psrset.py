@@ -1,0 +1,412 @@
+# -*- coding: utf-8 -*-
+"""SunOS processor sets and pools: parsers on output recorded in the formats Oracle's
+documentation and the illumos sources show, and the module's command paths against a
+small Solaris stand-in that answers in those same formats."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import copy
+import os
+import re
+
+import pytest
+
+from ansible_collections.dbhost.tuning.plugins.module_utils import _processor_set as ps
+from ansible_collections.dbhost.tuning.plugins.module_utils import _psrset as sol
+
+FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'fixtures', 'sunos')
+
+
+def fixture(name):
+    with open(os.path.join(FIXTURES, name)) as handle:
+        return handle.read()
+
+
+# ------------------------------------------------------------------ parsers
+def test_psrinfo():
+    assert sol.parse_psrinfo(fixture('psrinfo.txt')) == {
+        0: 'on-line', 1: 'on-line', 2: 'on-line', 3: 'off-line', 4: 'on-line', 5: 'no-intr'}
+
+
+def test_psrset_outputs():
+    assert sol.parse_psrset_info(fixture('psrset-i.txt')) == {
+        1: {'type': 'user', 'cpus': [4, 5]}, 2: {'type': 'system', 'cpus': [2]}, 3: {'type': 'user', 'cpus': []}}
+    assert sol.parse_psrset_created(fixture('psrset-c.txt')) == 1
+    assert sol.parse_psrset_created('psrset: cannot assign processor 4: Device busy\n') is None
+    assert sol.parse_psrset_query(fixture('psrset-q.txt')) == {2012: 1, 2013: None}
+    assert sol.parse_psrset_query(fixture('psrset-b.txt')) == {2013: 1, 2015: 1}
+
+
+def test_poolbind_lgrpinfo_projects():
+    assert sol.parse_poolbind_query(fixture('poolbind-q.txt')) == {2012: 'pool_default', 2013: 'dbhost-oracle'}
+    groups = sol.parse_lgrpinfo(fixture('lgrpinfo-c.txt'))
+    assert groups[1] == {'kind': 'leaf', 'cpus': [0, 1, 2]}
+    assert groups[2]['cpus'] == [3, 4, 5] and groups[0]['kind'] == 'root'
+    attribs = sol.parse_projects_attribs(fixture('projects-l.txt'))
+    assert attribs == {'project.max-shm-memory': '(privileged,17179869184,deny)', 'project.pool': 'dbhost-oracle'}
+
+
+def test_pool_info():
+    config = sol.parse_pool_info(fixture('pooladm.txt'))
+    assert config['system'] == 'host'
+    assert config['properties']['system.bind-default'] == 'true'
+    assert config['pools']['dbhost-oracle']['pset'] == 'dbhost-oracle'
+    assert config['pools']['pool_default']['pset'] == 'pset_default'
+    assert config['pools']['dbhost-oracle']['properties']['pool.scheduler'] == 'FSS'
+    assert config['psets']['dbhost-oracle']['cpus'] == [4, 5]
+    assert config['psets']['dbhost-oracle']['properties']['pset.max'] == '2'
+    assert config['psets']['pset_default']['cpus'] == [0, 1, 2]
+    assert config['psets']['pset_default']['cpu_status'][1] == 'on-line'
+    assert sol.default_pset(config) == 'pset_default'
+
+
+def test_pool_commands():
+    config = sol.parse_pool_info(fixture('pooladm.txt'))
+    assert sol.pool_commands(config, 'dbhost-oracle', [4, 5]) == []
+    assert sol.pool_commands(config, 'dbhost-oracle', [2, 4]) == [
+        'transfer to pset pset_default (cpu 5)', 'transfer to pset dbhost-oracle (cpu 2)']
+    assert sol.pool_commands(config, 'dbhost-oracle', [1, 2, 4]) == [
+        'modify pset dbhost-oracle (uint pset.min = 3; uint pset.max = 3)',
+        'transfer to pset pset_default (cpu 5)', 'transfer to pset dbhost-oracle (cpu 1; cpu 2)']
+    assert sol.pool_commands(config, 'dbhost-pg', [1]) == [
+        'create pset dbhost-pg (uint pset.min = 1; uint pset.max = 1)', 'create pool dbhost-pg',
+        'associate pool dbhost-pg (pset dbhost-pg)', 'transfer to pset dbhost-pg (cpu 1)']
+
+
+# ------------------------------------------------------------------ a Solaris stand-in
+def render_pool_info(config):
+    lines = ['system %s' % config['system'], '        string  system.comment',
+             '        int     system.version 1', '        boolean system.bind-default true', '']
+    for name, pool in sorted(config['pools'].items()):
+        lines += ['        pool %s' % name, '                boolean pool.active true',
+                  '                boolean pool.default %s' % ('true' if name == 'pool_default' else 'false'),
+                  '                pset    %s' % pool['pset'], '']
+    for name, pset in sorted(config['psets'].items()):
+        lines += ['        pset %s' % name, '                int     pset.sys_id %s' % pset['sys_id'],
+                  '                boolean pset.default %s' % ('true' if name == 'pset_default' else 'false'),
+                  '                uint    pset.min %d' % pset['min'], '                uint    pset.max %d' % pset['max'],
+                  '                uint    pset.size %d' % len(pset['cpus']), '']
+        for cpu in pset['cpus']:
+            lines += ['                cpu', '                        int     cpu.sys_id %d' % cpu,
+                      '                        string  cpu.status on-line', '']
+    return '\n'.join(lines) + '\n'
+
+
+class Solaris(object):
+    """Answers the commands the module runs, in the documented output formats."""
+
+    MUTATING = ('psrset -c', 'psrset -b', 'psrset -d', 'pooladm -e', 'pooladm -s', 'pooladm -c',
+                'poolcfg -c create', 'poolcfg -c modify', 'poolcfg -c associate', 'poolcfg -c transfer',
+                'poolcfg -c destroy', 'projmod', 'poolbind -p')
+
+    def __init__(self, cpus=6, offline=(3,), pools=False):
+        self.cpus = dict((c, 'off-line' if c in offline else 'on-line') for c in range(cpus))
+        self.sets = {}
+        self.bindings = {}
+        self.pools_active = pools
+        base = {'system': 'host', 'pools': {'pool_default': {'pset': 'pset_default'}},
+                'psets': {'pset_default': {'sys_id': -1, 'min': 1, 'max': 65536,
+                                           'cpus': [c for c in self.cpus if c not in offline]}}}
+        self.dynamic = copy.deepcopy(base) if pools else None
+        self.static = copy.deepcopy(base) if pools else None
+        self.pool_bindings = {}
+        self.processes = [(2012, 100, 'user.oracle', 'ora_pmon_ORCL'), (2013, 100, 'user.oracle', 'ora_dbw0_ORCL'),
+                          (2100, 0, 'system', '/usr/sbin/cron')]
+        self.project_pool = None
+        self.calls = []
+
+    def mutations(self):
+        return [c for c in self.calls if any(c.startswith(m) for m in self.MUTATING)]
+
+    def __call__(self, argv):
+        self.calls.append(' '.join(argv))
+        cmd, args = argv[0], argv[1:]
+        handler = getattr(self, 'do_' + cmd)
+        return handler(args)
+
+    def do_psrinfo(self, args):
+        return 0, ''.join('%d\t%-8s  since 07/15/2003 10:24:40\n' % (c, s) for c, s in sorted(self.cpus.items())), ''
+
+    def do_lgrpinfo(self, args):
+        return 0, fixture('lgrpinfo-c.txt'), ''
+
+    def do_ps(self, args):
+        return 0, ''.join('%6d %5d %s %s\n' % row for row in self.processes), ''
+
+    def do_projects(self, args):
+        if args[-1] != 'user.oracle':
+            return 1, '', 'projects: project "%s" does not exist\n' % args[-1]
+        text = 'user.oracle\n\tprojid : 100\n\tattribs: project.max-shm-memory=(privileged,17179869184,deny)\n'
+        if self.project_pool:
+            text += '\t         project.pool=%s\n' % self.project_pool
+        return 0, text, ''
+
+    def do_projmod(self, args):
+        if args[0] == '-s':
+            self.project_pool = args[2].split('=', 1)[1]
+        else:
+            self.project_pool = None
+        return 0, '', ''
+
+    # psrset ---------------------------------------------------------
+    def _info(self, set_id):
+        cpus = self.sets[set_id]
+        body = ' empty' if not cpus else (' processors ' if len(cpus) > 1 else ' processor ') + \
+            ' '.join(str(c) for c in cpus)
+        return 'user processor set %d:%s\n' % (set_id, body)
+
+    def do_psrset(self, args):
+        if self.pools_active and args[0] in ('-c', '-a', '-d'):
+            return 1, '', 'psrset: cannot create processor set: Operation not supported\n'
+        if args[0] == '-i':
+            ids = [int(a) for a in args[1:]] or sorted(self.sets)
+            return 0, ''.join(self._info(i) for i in ids), ''
+        if args[0] == '-c':
+            set_id = max(self.sets or [0]) + 1
+            self.sets[set_id] = sorted(int(c) for c in args[1:])
+            return 0, 'created processor set %d\n' % set_id + ''.join(
+                'processor %s: was not assigned, now %d\n' % (c, set_id) for c in args[1:]), ''
+        if args[0] == '-d':
+            del self.sets[int(args[1])]
+            return 0, 'removed processor set %s\n' % args[1], ''
+        if args[0] == '-q':
+            return 0, ''.join('process id %s: %s\n' % (p, self.bindings.get(int(p), 'not bound')) for p in args[1:]), ''
+        if args[0] == '-b':
+            out = ''
+            for pid in args[2:]:
+                old = self.bindings.get(int(pid))
+                self.bindings[int(pid)] = int(args[1])
+                out += 'process id %s: was %s, now %s\n' % (pid, 'not bound' if old is None else old, args[1])
+            return 0, out, ''
+        raise AssertionError(args)
+
+    # pools ----------------------------------------------------------
+    def do_pooladm(self, args):
+        if not args:
+            if not self.pools_active:
+                return 1, '', "pooladm: couldn't open pools state file: Facility is not active\n"
+            return 0, render_pool_info(self.dynamic), ''
+        if args == ['-e']:
+            self.pools_active = True
+            self.dynamic = {'system': 'host', 'pools': {'pool_default': {'pset': 'pset_default'}},
+                            'psets': {'pset_default': {'sys_id': -1, 'min': 1, 'max': 65536,
+                                                       'cpus': [c for c, s in self.cpus.items() if s == 'on-line']}}}
+            return 0, '', ''
+        if args == ['-s']:
+            self.static = copy.deepcopy(self.dynamic)
+            return 0, '', ''
+        if args == ['-c']:
+            self.dynamic = copy.deepcopy(self.static)
+            for number, (name, pset) in enumerate(sorted(self.dynamic['psets'].items())):
+                if name != 'pset_default':
+                    pset['sys_id'] = number + 1
+            return 0, '', ''
+        raise AssertionError(args)
+
+    def do_poolcfg(self, args):
+        dynamic = args[0] == '-dc'
+        config = self.dynamic if dynamic else self.static
+        command = args[1]
+        if config is None:
+            return 1, '', 'poolcfg: cannot load configuration from /etc/pooladm.conf: No such file or directory\n'
+        if command == 'info':
+            return 0, render_pool_info(config), ''
+        match = re.match(r'^create pset (\S+) \(uint pset.min = (\d+); uint pset.max = (\d+)\)$', command)
+        if match:
+            config['psets'][match.group(1)] = {'sys_id': -2, 'min': int(match.group(2)), 'max': int(match.group(3)),
+                                               'cpus': []}
+            return 0, '', ''
+        match = re.match(r'^modify pset (\S+) \(uint pset.min = (\d+); uint pset.max = (\d+)\)$', command)
+        if match:
+            config['psets'][match.group(1)].update(min=int(match.group(2)), max=int(match.group(3)))
+            return 0, '', ''
+        match = re.match(r'^create pool (\S+)$', command)
+        if match:
+            config['pools'][match.group(1)] = {'pset': 'pset_default'}
+            return 0, '', ''
+        match = re.match(r'^associate pool (\S+) \(pset (\S+)\)$', command)
+        if match:
+            config['pools'][match.group(1)]['pset'] = match.group(2)
+            return 0, '', ''
+        match = re.match(r'^transfer to pset (\S+) \((.*)\)$', command)
+        if match:
+            for cpu in [int(part.split()[1]) for part in match.group(2).split(';')]:
+                for pset in config['psets'].values():
+                    if cpu in pset['cpus']:
+                        pset['cpus'].remove(cpu)
+                config['psets'][match.group(1)]['cpus'] = sorted(config['psets'][match.group(1)]['cpus'] + [cpu])
+            return 0, '', ''
+        match = re.match(r'^destroy (pool|pset) (\S+)$', command)
+        if match:
+            if match.group(1) == 'pset':
+                config['psets']['pset_default']['cpus'] = sorted(
+                    config['psets']['pset_default']['cpus'] + config['psets'][match.group(2)]['cpus'])
+            del config[match.group(1) + 's'][match.group(2)]
+            return 0, '', ''
+        raise AssertionError(command)
+
+    def do_poolbind(self, args):
+        if args[0] == '-q':
+            return 0, ''.join('%s\t%s\n' % (p, self.pool_bindings.get(int(p), 'pool_default')) for p in args[1:]), ''
+        pool, kind, ids = args[1], args[3], args[4:]
+        if kind == 'project':
+            for pid, uid, project, cmd in self.processes:
+                if project == ids[0]:
+                    self.pool_bindings[pid] = pool
+        else:
+            for pid in ids:
+                self.pool_bindings[int(pid)] = pool
+        return 0, '', ''
+
+
+def run(solaris, args, check_mode=False):
+    return ps.ProcessorSet(args, check_mode=check_mode, runner=solaris, system_name='SunOS').run()
+
+
+def statuses(result):
+    return [(s['name'], s['status']) for s in result.as_dict()['settings']]
+
+
+# ------------------------------------------------------------------ psrset path
+PSRSET_ARGS = {'name': 'oracle', 'cpus': '4-5', 'persist': False, 'processes': [{'pattern': '^ora_'}]}
+
+
+def test_psrset_check_mode_changes_nothing():
+    solaris = Solaris()
+    result = run(solaris, PSRSET_ARGS, check_mode=True)
+    assert solaris.mutations() == []
+    assert result.changed is True
+    assert statuses(result)[0] == ('psrset:oracle', 'drift')
+
+
+def test_psrset_creates_binds_reads_back_then_idempotent():
+    solaris = Solaris()
+    result = run(solaris, PSRSET_ARGS)
+    assert solaris.mutations() == ['psrset -c 4 5', 'psrset -b 1 2012 2013']
+    assert statuses(result) == [('psrset:oracle', 'changed'), ('pid:2012', 'changed'), ('pid:2013', 'changed')]
+    record = result.as_dict()['settings'][0]
+    assert record['live'] == {'id': 1, 'cpus': '4-5'}
+    assert 'end at reboot' in record['detail']
+    assert result.as_dict()['settings'][1]['live'] == {'set': 1}
+
+    solaris.calls = []
+    again = run(solaris, PSRSET_ARGS)
+    assert solaris.mutations() == []
+    assert again.changed is False
+    assert [s for n, s in statuses(again)] == ['ok', 'ok', 'ok']
+
+
+def test_psrset_project_binds_its_processes():
+    solaris = Solaris()
+    result = run(solaris, {'name': 'oracle', 'cpus': '4-5', 'persist': False, 'project': 'user.oracle'})
+    assert 'psrset -b 1 2012 2013' in solaris.mutations()
+    assert 'only through a pool' in result.as_dict()['settings'][1]['detail']
+
+
+def test_psrset_absent_removes_the_set():
+    solaris = Solaris()
+    run(solaris, PSRSET_ARGS)
+    result = run(solaris, {'name': 'oracle', 'cpus': '4-5', 'persist': False, 'state': 'absent'})
+    assert statuses(result) == [('psrset:oracle', 'changed')]
+    assert solaris.sets == {}
+
+
+@pytest.mark.parametrize('args, message', [
+    ({'cpus': '3-4'}, 'CPU(s) 3 are offline'),
+    ({'cpus': '9'}, 'CPU(s) 9 do not exist'),
+    ({'cpus': '0-2,4-5'}, 'leave no online CPU'),
+    ({'cpus': ''}, 'cpus is empty'),
+    ({'cpus': 'node:7'}, 'lgroup(s) 7 do not exist'),
+    ({'cpus': '4', 'service': 'oracle'}, 'Linux (systemd) option'),
+    ({'cpus': '4', 'project': 'user.nobody'}, "project 'user.nobody' does not exist"),
+])
+def test_sunos_bad_input_refused_before_any_change(args, message):
+    solaris = Solaris()
+    with pytest.raises(ps.InputError, match=re.escape(message).replace('\\.', '.')):
+        run(solaris, dict({'name': 'oracle', 'persist': False, 'processes': [{'pattern': 'x'}]}, **args))
+    assert solaris.mutations() == []
+
+
+def test_psrset_refuses_cpus_of_another_set():
+    solaris = Solaris()
+    solaris.sets[1] = [5]
+    with pytest.raises(ps.InputError, match=r'CPU\(s\) 5 already belong to processor set\(s\) 1'):
+        run(solaris, PSRSET_ARGS)
+    assert solaris.mutations() == []
+
+
+def test_psrset_refused_while_pools_are_active():
+    solaris = Solaris(pools=True)
+    with pytest.raises(ps.InputError, match='use persist=true'):
+        run(solaris, PSRSET_ARGS)
+    assert solaris.mutations() == []
+
+
+def test_node_selects_the_leaf_lgroup():
+    solaris = Solaris(offline=())
+    result = run(solaris, dict(PSRSET_ARGS, cpus='node:2'))
+    assert result.as_dict()['cpus'] == '3-5'
+    assert result.as_dict()['topology']['nodes']['2']['cpus'] == '3-5'
+    assert 'psrset -c 3 4 5' in solaris.mutations()
+
+
+# ------------------------------------------------------------------ pools path
+POOL_ARGS = {'name': 'oracle', 'cpus': '4-5', 'persist': True, 'project': 'user.oracle'}
+
+
+def test_pool_check_mode_changes_nothing():
+    solaris = Solaris(pools=False)
+    result = run(solaris, POOL_ARGS, check_mode=True)
+    assert solaris.mutations() == []
+    assert statuses(result) == [('pools', 'drift'), ('pool:dbhost-oracle', 'drift')]
+
+
+def test_pool_enables_facility_writes_config_applies_and_binds_project():
+    solaris = Solaris(pools=False)
+    result = run(solaris, POOL_ARGS)
+    assert solaris.mutations() == [
+        'pooladm -e', 'pooladm -s',
+        'poolcfg -c create pset dbhost-oracle (uint pset.min = 2; uint pset.max = 2)',
+        'poolcfg -c create pool dbhost-oracle',
+        'poolcfg -c associate pool dbhost-oracle (pset dbhost-oracle)',
+        'poolcfg -c transfer to pset dbhost-oracle (cpu 4; cpu 5)',
+        'pooladm -c',
+        'projmod -s -K project.pool=dbhost-oracle user.oracle',
+        'poolbind -p dbhost-oracle -i project user.oracle',
+    ]
+    assert statuses(result) == [('pools', 'changed'), ('pool:dbhost-oracle', 'changed'),
+                                ('project:user.oracle', 'changed'), ('pid:2012', 'changed'), ('pid:2013', 'changed')]
+    pool = result.as_dict()['settings'][1]
+    assert pool['live']['cpus'] == '4-5'
+    assert solaris.dynamic['psets']['pset_default']['cpus'] == [0, 1, 2]
+
+    solaris.calls = []
+    again = run(solaris, POOL_ARGS)
+    assert solaris.mutations() == []
+    assert again.changed is False
+    assert all(s == 'ok' for n, s in statuses(again))
+    assert again.as_dict()['settings'][0]['persisted'] == {'cpus': '4-5'}
+
+
+def test_pool_grows_and_shrinks_with_transfers():
+    solaris = Solaris(pools=True)
+    run(solaris, POOL_ARGS)
+    solaris.calls = []
+    result = run(solaris, dict(POOL_ARGS, cpus='2,4'))
+    assert solaris.mutations()[:3] == [
+        'poolcfg -c transfer to pset pset_default (cpu 5)', 'poolcfg -c transfer to pset dbhost-oracle (cpu 2)',
+        'pooladm -c']
+    assert result.as_dict()['settings'][0]['live']['cpus'] == '2,4'
+
+
+def test_pool_absent_destroys_pool_and_pset_and_clears_project():
+    solaris = Solaris(pools=True)
+    run(solaris, POOL_ARGS)
+    solaris.calls = []
+    result = run(solaris, {'name': 'oracle', 'state': 'absent', 'persist': True, 'project': 'user.oracle'})
+    assert solaris.mutations() == ['poolcfg -c destroy pool dbhost-oracle', 'poolcfg -c destroy pset dbhost-oracle',
+                                   'pooladm -c', 'projmod -r -K project.pool=dbhost-oracle user.oracle']
+    assert statuses(result) == [('pool:dbhost-oracle', 'changed'), ('project:user.oracle', 'changed')]
+    assert 'dbhost-oracle' not in solaris.dynamic['psets']

@@ -351,7 +351,7 @@ def render_junit(report):
 
 def _md_cell(value):
     text = format_value(value) if not isinstance(value, str) else ' '.join(value.split())
-    return text.replace('\\', '\\\\').replace('|', '\\|') or ' '
+    return text.replace('\\', '\\\\').replace('|', '\\|')
 
 
 def sorted_rows(report):
@@ -375,7 +375,8 @@ def render_markdown(report):
     ]
     problems = [(host, entry) for host, entry in sorted(report['hosts'].items()) if entry['errors']]
     if problems:
-        lines.extend(['| host | state | task | error |', '|---|---|---|---|'])
+        lines.extend(['## Hosts not checked completely', '',
+                      '| host | state | task | error |', '|---|---|---|---|'])
         for host, entry in problems:
             for error in entry['errors']:
                 lines.append('| %s | %s | %s | %s |' % (
@@ -383,7 +384,8 @@ def render_markdown(report):
         lines.append('')
     rows = sorted_rows(report)
     if rows:
-        lines.extend(['| host | setting | desired | live | persisted | status | detail |',
+        lines.extend(['## Settings, drifted first', '',
+                      '| host | setting | desired | live | persisted | status | detail |',
                       '|---|---|---|---|---|---|---|'])
         for host, name, record in rows:
             status = record['status'] if is_clean(record['status']) else '**%s**' % record['status']

@@ -386,7 +386,7 @@ class PostgresqlEngine(Engine):
             text = self.read(self.auto_conf, override)
             if text is not None:
                 self.add_file(self.auto_conf, text, auto=True)
-                self._parse_into(self.auto_conf, text)
+                self.entries.extend(self._parse_into(self.auto_conf, text))
 
     def _parse_into(self, shown, text):
         try:
@@ -494,6 +494,7 @@ class MysqlEngine(Engine):
         Engine.__init__(self, plan)
         self.items = []
         self.version = None
+        self.new_section = False
 
     def validate_name(self, name):
         if not isinstance(name, str) or not mycnf.NAME_RE.match(name):
@@ -518,6 +519,7 @@ class MysqlEngine(Engine):
         self.files = []
         self.file_by_shown = {}
         self.items = []
+        self.new_section = False
         self._visit(self.plan.path, override, [])
 
     def _visit(self, shown, override, chain):
@@ -571,6 +573,9 @@ class MysqlEngine(Engine):
         line = mycnf.format_option(key, want)
         if point is not None:
             return [(self.plan.path, point, point, line)]
+        if self.new_section:
+            return [(None, None, None, line)]
+        self.new_section = True  # the following new options go under the same new header
         return [(None, None, None, '[%s]\n%s' % (section, line))]
 
     def client(self):

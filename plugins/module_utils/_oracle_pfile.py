@@ -148,7 +148,10 @@ def tokenize(text, source='<pfile>'):
         while pos < length and text[pos] not in _SPECIAL:
             if text[pos] == '\\' and pos + 1 < length:
                 if text[pos + 1] == '\n' or text.startswith('\r\n', pos + 1):
-                    break  # a continuation ends the word; the loop above skips it
+                    # The continued line starts without blanks, so the word goes on there.
+                    pos += 2 if text[pos + 1] == '\n' else 3
+                    line += 1
+                    continue
                 chunks.append(text[pos + 1])
                 pos += 2
                 continue

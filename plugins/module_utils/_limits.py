@@ -1,0 +1,335 @@
+# -*- coding: utf-8 -*-
+# Copyright: contributors to dbhost.tuning
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Internal to dbhost.tuning: resource limits in their three spellings.
+
+1. pam_limits (limits.conf(5)): ``<domain> <type> <item> <value>`` lines, ``#`` starts a
+   comment anywhere on a line.  /etc/security/limits.conf is read first, then
+   /etc/security/limits.d/*.conf in "C" locale order, as if concatenated; for the same
+   domain and item a later line wins (a user's own line also beats group and wildcard
+   lines wherever it is, which is not resolved here: domains are compared as written).
+   Sizes (memlock, core, data, fsize, rss, stack, as, msgqueue) are in KB.
+2. systemd ``Limit*=`` settings (systemd.exec(5)): ``soft:hard`` or one value for both,
+   ``infinity``; byte limits take K, M, G, T, P, E suffixes (1024-based), LimitCPU is in
+   seconds, LimitRTTIME in microseconds, LimitNICE a raw rlimit or ``+N``/``-N`` nice value.
+   ``systemctl show`` reports the hard limit as ``LimitX`` and the soft one as ``LimitXSoft``,
+   in bytes/seconds/microseconds or ``infinity``.
+3. /proc/<pid>/limits, what a running process really has.
+
+Every value is normalized to a (soft, hard) pair of ints or ``infinity`` so the three compare.
+
+Pure Python: unit-tested without an Ansible runtime.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+import re
+
+LIMITS_CONF = '/etc/security/limits.conf'
+LIMITS_D = '/etc/security/limits.d'
+
+TYPES = ('soft', 'hard', '-')
+ITEMS = ('core', 'data', 'fsize', 'memlock', 'nofile', 'rss', 'stack', 'cpu', 'nproc', 'as', 'maxlogins',
+         'maxsyslogins', 'nonewprivs', 'priority', 'locks', 'sigpending', 'msgqueue', 'nice', 'rtprio', 'chroot')
+# Items where -1 is a real value, not "no limit" (limits.conf(5)).
+_SIGNED_ITEMS = ('priority', 'nice')
+_UNLIMITED = ('unlimited', 'infinity', '-1')
+_DOMAIN = re.compile(r'^[^\s#]+$')
+INFINITY = 'infinity'
+
+
+class LimitsValueError(ValueError):
+    """A value that the format does not accept; the message names it."""
+
+
+# ------------------------------------------------------------------ limits.conf
+class Entry(object):
+    __slots__ = ('domain', 'type', 'item', 'value', 'lineno')
+
+    def __init__(self, domain, type_, item, value, lineno):
+        self.domain = domain
+        self.type = type_
+        self.item = item
+        self.value = value
+        self.lineno = lineno
+
+    @property
+    def key(self):
+        return (self.domain, self.type, self.item)
+
+
+def parse_line(line, lineno=0):
+    """An Entry, or None for comments, blank lines and lines pam_limits would skip."""
+    body = line.split('#', 1)[0]
+    fields = body.split()
+    if len(fields) < 4:
+        return None
+    domain, type_, item, value = fields[:4]
+    if type_ not in TYPES:
+        return None
+    return Entry(domain, type_, item.lower(), value, lineno)
+
+
+def parse(text):
+    entries = []
+    for lineno, line in enumerate((text or '').splitlines(), 1):
+        entry = parse_line(line, lineno)
+        if entry is not None:
+            entries.append(entry)
+    return entries
+
+
+def normalize_value(item, value):
+    """A limits.conf value as pam_limits reads it: ``unlimited`` for -1/unlimited/infinity."""
+    text = str(value).strip().lower()
+    if item not in _SIGNED_ITEMS and text in _UNLIMITED:
+        return 'unlimited'
+    if re.match(r'^[+-]?\d+$', text):
+        return str(int(text))
+    return text
+
+
+def check_value(item, value):
+    """Return the value as text, or raise LimitsValueError."""
+    if isinstance(value, bool) or value is None:
+        raise LimitsValueError('%r is not a limit value' % (value,))
+    text = str(value).strip()
+    lowered = text.lower()
+    if item in _SIGNED_ITEMS:
+        if not re.match(r'^[+-]?\d+$', text) or not -20 <= int(text) <= 19:
+            raise LimitsValueError('%s takes a number from -20 to 19, not %r' % (item, value))
+        return str(int(text))
+    if item == 'nonewprivs':
+        if text not in ('0', '1'):
+            raise LimitsValueError('nonewprivs takes 0 or 1, not %r' % (value,))
+        return text
+    if item == 'chroot':
+        if not text.startswith('/') or any(c.isspace() for c in text) or '#' in text:
+            raise LimitsValueError('chroot takes an absolute path, not %r' % (value,))
+        return text
+    if lowered in _UNLIMITED:
+        return lowered
+    if not re.match(r'^\d+$', text):
+        raise LimitsValueError('%s takes a whole number, unlimited, infinity or -1, not %r' % (item, value))
+    return str(int(text))
+
+
+def _format(domain, type_, item, value):
+    return '%-15s %-5s %-10s %s' % (domain, type_, item, value)
+
+
+def _replace_value(line, value):
+    """Replace the 4th field of a line, keeping its spacing and trailing comment."""
+    match = re.match(r'^(\s*\S+\s+\S+\s+\S+\s+)(\S+)(.*)$', line.rstrip('\r\n'))
+    ending = line[len(line.rstrip('\r\n')):]
+    return '%s%s%s%s' % (match.group(1), value, match.group(3), ending)
+
+
+def render(text, changes, header=None):
+    """Return ``text`` with ``changes`` ({(domain, type, item): value or None}) applied.
+
+    The last line of a key keeps its place and spacing with the value replaced; other
+    lines of the key are dropped (only the last counted).  Setting type ``-`` also drops
+    this file's ``soft`` and ``hard`` lines of that domain and item, which it replaces.
+    New keys are appended in the given order; every other line is kept byte for byte.
+    """
+    lines = (text or '').splitlines(True)
+    covered = {}
+    for key, value in changes.items():
+        covered[key] = key
+        if key[1] == '-':
+            for kind in ('soft', 'hard'):
+                covered.setdefault((key[0], kind, key[2]), key)
+    last = {}
+    for index, line in enumerate(lines):
+        entry = parse_line(line)
+        if entry is not None and entry.key in changes:
+            last[entry.key] = index
+    output = []
+    for index, line in enumerate(lines):
+        entry = parse_line(line)
+        if entry is None or entry.key not in covered:
+            output.append(line)
+            continue
+        owner = covered[entry.key]
+        value = changes[owner]
+        if value is None or owner != entry.key or last.get(entry.key) != index:
+            continue
+        output.append(_replace_value(line, value))
+    added = [key for key in changes if changes[key] is not None and key not in last]
+    if added:
+        if output and not output[-1].endswith('\n'):
+            output[-1] += '\n'
+        if text is None and header:
+            output.append(header.rstrip('\n') + '\n')
+        output.extend(_format(key[0], key[1], key[2], changes[key]) + '\n' for key in added)
+    rendered = ''.join(output)
+    if text is None and not rendered:
+        return None
+    return rendered
+
+
+def boot_files(root='/', extra=None):
+    """The files pam_limits reads, in order: [(shown path, local path)]."""
+    base = root or '/'
+    result = [(LIMITS_CONF, os.path.join(base, LIMITS_CONF.lstrip('/')))]
+    folder = os.path.join(base, LIMITS_D.lstrip('/'))
+    names = set(os.listdir(folder)) if os.path.isdir(folder) else set()
+    if extra and os.path.dirname(extra) == LIMITS_D:
+        names.add(os.path.basename(extra))
+    for name in sorted(names, key=lambda n: n.encode('utf-8', 'surrogateescape')):
+        if name.endswith('.conf') and not name.startswith('.'):
+            result.append((os.path.join(LIMITS_D, name), os.path.join(folder, name)))
+    return result
+
+
+def effective(files, domain, item):
+    """{'soft': (value, file), 'hard': (value, file)} for a domain and item; later lines win."""
+    found = {'soft': (None, None), 'hard': (None, None)}
+    for shown, text in files:
+        for entry in parse(text):
+            if entry.domain != domain or entry.item != item:
+                continue
+            kinds = ('soft', 'hard') if entry.type == '-' else (entry.type,)
+            for kind in kinds:
+                found[kind] = (normalize_value(item, entry.value), shown)
+    return found
+
+
+# ------------------------------------------------------------------ systemd Limit*=
+SYSTEMD_LIMITS = {
+    # name: (kind, /proc/<pid>/limits row)
+    'LimitCPU': ('seconds', 'Max cpu time'),
+    'LimitFSIZE': ('bytes', 'Max file size'),
+    'LimitDATA': ('bytes', 'Max data size'),
+    'LimitSTACK': ('bytes', 'Max stack size'),
+    'LimitCORE': ('bytes', 'Max core file size'),
+    'LimitRSS': ('bytes', 'Max resident set'),
+    'LimitNOFILE': ('count', 'Max open files'),
+    'LimitAS': ('bytes', 'Max address space'),
+    'LimitNPROC': ('count', 'Max processes'),
+    'LimitMEMLOCK': ('bytes', 'Max locked memory'),
+    'LimitLOCKS': ('count', 'Max file locks'),
+    'LimitSIGPENDING': ('count', 'Max pending signals'),
+    'LimitMSGQUEUE': ('bytes', 'Max msgqueue size'),
+    'LimitNICE': ('nice', 'Max nice priority'),
+    'LimitRTPRIO': ('count', 'Max realtime priority'),
+    'LimitRTTIME': ('usec', 'Max realtime timeout'),
+}
+_SIZE_UNITS = {'': 1, 'B': 1, 'K': 1024, 'M': 1024 ** 2, 'G': 1024 ** 3, 'T': 1024 ** 4, 'P': 1024 ** 5,
+               'E': 1024 ** 6}
+_TIME_UNITS_USEC = {
+    'us': 1, 'usec': 1, 'ms': 1000, 'msec': 1000, 's': 10 ** 6, 'sec': 10 ** 6, 'second': 10 ** 6,
+    'seconds': 10 ** 6, 'm': 60 * 10 ** 6, 'min': 60 * 10 ** 6, 'minutes': 60 * 10 ** 6,
+    'h': 3600 * 10 ** 6, 'hr': 3600 * 10 ** 6, 'hour': 3600 * 10 ** 6, 'hours': 3600 * 10 ** 6,
+    'd': 86400 * 10 ** 6, 'day': 86400 * 10 ** 6, 'days': 86400 * 10 ** 6,
+}
+
+
+def _parse_one(name, kind, text):
+    text = text.strip()
+    if text == INFINITY:
+        return INFINITY
+    if kind == 'bytes':
+        match = re.match(r'^(\d+(?:\.\d+)?)([KMGTPE]?|B)$', text)
+        if not match:
+            raise LimitsValueError('%s: %r is not a size (a number with an optional K, M, G, T, P or E, or infinity)'
+                                   % (name, text))
+        number = float(match.group(1)) * _SIZE_UNITS[match.group(2)]
+        return int(number)
+    if kind == 'count':
+        if not re.match(r'^\d+$', text):
+            raise LimitsValueError('%s: %r is not a whole number or infinity' % (name, text))
+        return int(text)
+    if kind == 'nice':
+        if re.match(r'^[+-]\d+$', text):
+            nice = int(text)
+            if not -20 <= nice <= 19:
+                raise LimitsValueError('%s: nice value %r is outside -20..19' % (name, text))
+            return 20 - nice
+        if re.match(r'^\d+$', text) and int(text) <= 40:
+            return int(text)
+        raise LimitsValueError('%s: %r is neither a nice value (+N/-N) nor a raw limit 0..40' % (name, text))
+    # seconds / usec: plain numbers are in the setting's own unit; units may be given.
+    if re.match(r'^\d+$', text):
+        return int(text)
+    usec = 0
+    rest = text.replace(' ', '')
+    for number, unit in re.findall(r'(\d+)([a-z]+)', rest):
+        if unit not in _TIME_UNITS_USEC:
+            raise LimitsValueError('%s: unknown time unit %r in %r' % (name, unit, text))
+        usec += int(number) * _TIME_UNITS_USEC[unit]
+    if not usec or re.sub(r'\d+[a-z]+', '', rest):
+        raise LimitsValueError('%s: %r is not a time span' % (name, text))
+    if kind == 'seconds':
+        return -(-usec // 10 ** 6)  # systemd rounds up to whole seconds
+    return usec
+
+
+def parse_systemd_limit(name, value):
+    """(soft, hard) from a ``Limit*=`` value; raises LimitsValueError."""
+    if name not in SYSTEMD_LIMITS:
+        raise LimitsValueError('%s is not a systemd resource limit (one of %s)'
+                               % (name, ', '.join(sorted(SYSTEMD_LIMITS))))
+    if isinstance(value, bool) or value is None:
+        raise LimitsValueError('%s: %r is not a limit value' % (name, value))
+    text = str(value).strip()
+    kind = SYSTEMD_LIMITS[name][0]
+    if ':' in text:
+        soft_text, hard_text = text.split(':', 1)
+        soft, hard = _parse_one(name, kind, soft_text), _parse_one(name, kind, hard_text)
+        if soft != INFINITY and hard != INFINITY and soft > hard:
+            raise LimitsValueError('%s: the soft limit %r is above the hard limit %r' % (name, soft_text, hard_text))
+        if soft == INFINITY and hard != INFINITY:
+            raise LimitsValueError('%s: the soft limit infinity is above the hard limit %r' % (name, hard_text))
+        return (soft, hard)
+    single = _parse_one(name, kind, text)
+    return (single, single)
+
+
+def show_properties(name):
+    """The ``systemctl show`` properties of one limit: hard, then soft."""
+    return (name, name + 'Soft')
+
+
+def from_show(values, name):
+    """(soft, hard) from parsed ``systemctl show`` output, or None when absent."""
+    hard, soft = values.get(name), values.get(name + 'Soft')
+    if hard is None:
+        return None
+    return (_show_value(soft if soft is not None else hard), _show_value(hard))
+
+
+def _show_value(text):
+    text = (text or '').strip()
+    if text == INFINITY or text == '18446744073709551615':
+        return INFINITY
+    return int(text) if re.match(r'^\d+$', text) else text
+
+
+def parse_proc_limits(text):
+    """/proc/<pid>/limits as {Limit name: (soft, hard)} in systemd's units."""
+    rows = dict((row, name) for name, (kind, row) in SYSTEMD_LIMITS.items())
+    found = {}
+    for line in (text or '').splitlines():
+        for row, name in rows.items():
+            if line.startswith(row + ' '):
+                fields = line[len(row):].split()
+                if len(fields) >= 2:
+                    found[name] = (_proc_value(fields[0]), _proc_value(fields[1]))
+    return found
+
+
+def _proc_value(text):
+    return INFINITY if text == 'unlimited' else int(text) if re.match(r'^\d+$', text) else text
+
+
+def show_pair(pair):
+    """A (soft, hard) pair as text: ``65536`` when both are equal, else ``soft:hard``."""
+    if pair is None:
+        return None
+    soft, hard = pair
+    return str(soft) if soft == hard else '%s:%s' % (soft, hard)

@@ -1,0 +1,223 @@
+# -*- coding: utf-8 -*-
+# Copyright: contributors to dbhost.tuning
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Internal to dbhost.tuning: the Solaris/illumos project database, /etc/project (project(4)).
+
+One project per line: ``name:id:comment:user-list:group-list:attributes``.  Lists are
+comma-separated; attributes are separated by ``;`` and are ``name`` or ``name=value``;
+resource controls take a list of ``(privilege,value,action)`` tuples, for example
+``project.max-shm-memory=(privileged,8589934592,deny)``.  Lines starting with ``#`` and
+name-service lines (``+``, ``+name``, ``-name``) are kept as they are.
+
+Values compare normalized: case, spaces and leading zeros do not matter, and the
+tuples of a resource control compare as a set.
+
+Pure Python: unit-tested without an Ansible runtime.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import re
+
+ETC_PROJECT = '/etc/project'
+MAX_PROJECT_ID = 2147483647  # MAXPROJID
+_NAME = re.compile(r'^[A-Za-z][A-Za-z0-9_.-]*$')
+_ATTRIBUTE_NAME = re.compile(r'^[A-Za-z][A-Za-z0-9_.,-]*$')
+_MEMBER = re.compile(r'^!?(\*|[A-Za-z0-9_.][A-Za-z0-9_.-]*)$')
+_TUPLE = re.compile(r'\(([^()]*)\)')
+# Resource controls (resource_controls(5)); other attributes such as project.pool are plain.
+_RCTL_NAME = re.compile(r'^(project|task|process|zone)\.(max-|cpu-)')
+
+
+class ProjectError(ValueError):
+    """A project entry that /etc/project cannot hold; the message names it."""
+
+
+class Project(object):
+    """One project line."""
+
+    __slots__ = ('name', 'id', 'comment', 'users', 'groups', 'attributes')
+
+    def __init__(self, name, id_, comment='', users=None, groups=None, attributes=None):
+        self.name = name
+        self.id = id_
+        self.comment = comment
+        self.users = list(users or [])
+        self.groups = list(groups or [])
+        # Ordered [(name, value or None)], as in the file.
+        self.attributes = list(attributes or [])
+
+    def attribute(self, name):
+        for key, value in self.attributes:
+            if key == name:
+                return value
+        return None
+
+    def has_attribute(self, name):
+        return any(key == name for key, dummy in self.attributes)
+
+    def set_attribute(self, name, value):
+        for index, (key, dummy) in enumerate(self.attributes):
+            if key == name:
+                self.attributes[index] = (name, value)
+                return
+        self.attributes.append((name, value))
+
+    def remove_attribute(self, name):
+        self.attributes = [(key, value) for key, value in self.attributes if key != name]
+
+    def copy(self):
+        return Project(self.name, self.id, self.comment, self.users, self.groups, self.attributes)
+
+
+def _split_list(text):
+    return [item for item in text.split(',') if item != ''] if text else []
+
+
+def _split_attributes(text):
+    attributes = []
+    for part in text.split(';') if text else []:
+        if part == '':
+            continue
+        name, sep, value = part.partition('=')
+        attributes.append((name, value if sep else None))
+    return attributes
+
+
+def parse_line(line):
+    """A Project, or None for comments, blank and name-service lines."""
+    body = line.rstrip('\r\n')
+    if not body.strip() or body.lstrip().startswith('#') or body[:1] in ('+', '-'):
+        return None
+    fields = body.split(':')
+    if len(fields) != 6:
+        return None
+    name, id_text, comment, users, groups, attributes = fields
+    if not re.match(r'^\d+$', id_text.strip()):
+        return None
+    return Project(name, int(id_text), comment, _split_list(users), _split_list(groups),
+                   _split_attributes(attributes))
+
+
+def parse(text):
+    projects = []
+    for line in (text or '').splitlines():
+        project = parse_line(line)
+        if project is not None:
+            projects.append(project)
+    return projects
+
+
+def format_line(project):
+    attributes = ';'.join(name if value is None else '%s=%s' % (name, value) for name, value in project.attributes)
+    return '%s:%d:%s:%s:%s:%s' % (project.name, project.id, project.comment, ','.join(project.users),
+                                 ','.join(project.groups), attributes)
+
+
+def render(text, changes):
+    """Return ``text`` with ``changes`` ({name: Project, or None to remove}) applied.
+
+    A changed project's line is rewritten in place; other lines are kept byte for byte;
+    new projects are appended in the given order.
+    """
+    lines = (text or '').splitlines(True)
+    output = []
+    done = set()
+    for line in lines:
+        project = parse_line(line)
+        if project is None or project.name not in changes:
+            output.append(line)
+            continue
+        if project.name in done or changes[project.name] is None:
+            continue
+        done.add(project.name)
+        ending = line[len(line.rstrip('\r\n')):] or '\n'
+        output.append(format_line(changes[project.name]) + ending)
+    added = [name for name in changes if changes[name] is not None and name not in done]
+    if added:
+        if output and not output[-1].endswith('\n'):
+            output[-1] += '\n'
+        output.extend(format_line(changes[name]) + '\n' for name in added)
+    rendered = ''.join(output)
+    if text is None and not rendered:
+        return None
+    return rendered
+
+
+# ------------------------------------------------------------------ values
+def normalize_attribute(value):
+    """Compare form of an attribute value: rctl tuples as a sorted tuple of fields."""
+    if value is None:
+        return None
+    text = ''.join(str(value).split()).lower()
+    tuples = _TUPLE.findall(text)
+    if tuples and _TUPLE.sub('', text).strip(',') == '':
+        normalized = []
+        for item in tuples:
+            fields = [str(int(f)) if re.match(r'^\d+$', f) else f for f in item.split(',')]
+            normalized.append(tuple(fields))
+        return tuple(sorted(normalized))
+    return text
+
+
+def same_attribute(actual, desired):
+    return actual is not None and normalize_attribute(actual) == normalize_attribute(desired)
+
+
+def same_members(actual, desired):
+    return sorted(actual) == sorted(desired)
+
+
+def validate_name(name):
+    if not isinstance(name, str) or not _NAME.match(name) or len(name) > 64:
+        raise ProjectError('project name %r must start with a letter and hold only letters, digits, "_", "-" '
+                           'and "." (at most 64)' % (name,))
+    return name
+
+
+def validate_id(name, id_):
+    if isinstance(id_, bool) or not isinstance(id_, int) or not 0 <= id_ <= MAX_PROJECT_ID:
+        raise ProjectError('project %s: id %r must be a whole number from 0 to %d' % (name, id_, MAX_PROJECT_ID))
+    return id_
+
+
+def validate_comment(name, comment):
+    if not isinstance(comment, str) or ':' in comment or '\n' in comment:
+        raise ProjectError('project %s: the comment must be text without ":" or a newline' % name)
+    return comment
+
+
+def validate_members(name, field, members):
+    if isinstance(members, str):
+        members = [m for m in members.split(',') if m]
+    if not isinstance(members, (list, tuple)):
+        raise ProjectError('project %s: %s must be a list of names' % (name, field))
+    for member in members:
+        if not isinstance(member, str) or not _MEMBER.match(member):
+            raise ProjectError('project %s: %s entry %r is not a name, "*", "!name" or "!*"' % (name, field, member))
+    return list(members)
+
+
+def validate_attribute(name, attribute, value):
+    if not isinstance(attribute, str) or not _ATTRIBUTE_NAME.match(attribute):
+        raise ProjectError('project %s: attribute name %r is not valid' % (name, attribute))
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        raise ProjectError('project %s: attribute %s: a boolean is not a value' % (name, attribute))
+    text = str(value).strip()
+    if any(char in text for char in ';:\n'):
+        raise ProjectError('project %s: attribute %s: the value must not contain ";", ":" or a newline'
+                           % (name, attribute))
+    if text.startswith('(') or _RCTL_NAME.match(attribute):
+        if not _TUPLE.findall(text) or _TUPLE.sub('', text).strip(',').strip():
+            raise ProjectError('project %s: attribute %s: %r is not a resource control value such as '
+                               '(privileged,8589934592,deny)' % (name, attribute, value))
+        for item in _TUPLE.findall(text):
+            fields = [f.strip() for f in item.split(',')]
+            if len(fields) < 3 or fields[0].lower() not in ('basic', 'privileged', 'priv'):
+                raise ProjectError('project %s: attribute %s: %r needs (privilege,value,action) with privilege '
+                                   'basic or privileged' % (name, attribute, '(%s)' % item))
+    return text

@@ -1,0 +1,488 @@
+# -*- coding: utf-8 -*-
+# Copyright: contributors to dbhost.tuning
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Internal to dbhost.tuning: plan and apply resource limits in one call.
+
+Three places, because a limit set in one does not reach a process started through another:
+- pam_limits (limits.d) for login sessions (Linux);
+- a systemd drop-in (``[Service]`` ``Limit*=``) for a database started by systemd, which
+  pam_limits never reaches (Linux);
+- /etc/project resource controls for a Solaris/illumos project (SunOS).
+Each part's records come from the same Result; a part the platform cannot have is
+reported ``unsupported`` without touching anything.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+import re
+
+from ansible_collections.dbhost.tuning.plugins.module_utils import _limits as limits
+from ansible_collections.dbhost.tuning.plugins.module_utils import _platform as platforms
+from ansible_collections.dbhost.tuning.plugins.module_utils import _project as project_db
+from ansible_collections.dbhost.tuning.plugins.module_utils import _systemd as systemd
+from ansible_collections.dbhost.tuning.plugins.module_utils._files import FileChange, PathError, read_text, rooted
+from ansible_collections.dbhost.tuning.plugins.module_utils._result import (
+    FAILED, PENDING_RESTART, UNSUPPORTED, Result, Setting, decide_status)
+
+DEFAULT_LIMITS_FILE = '/etc/security/limits.d/90-dbhost-tuning.conf'
+DEFAULT_DROPIN_NAME = '90-dbhost-tuning.conf'
+LIMITS_HEADER = '# Managed by dbhost.tuning.resource_limits; local edits to these items are overwritten.'
+DROPIN_HEADER = '# Managed by dbhost.tuning.resource_limits; local edits to these settings are overwritten.'
+_DROPIN_NAME = re.compile(r'^[A-Za-z0-9_.@-]+\.conf$')
+_PLATFORM_PARTS = {
+    platforms.LINUX: ('limits', 'service'),
+    platforms.SUNOS: ('projects',),
+    'default': (),
+}
+_UNSUPPORTED_WHY = {
+    'limits': 'pam_limits files are managed on Linux only (on SunOS use projects)',
+    'service': 'systemd service drop-ins are managed on Linux only',
+    'projects': '/etc/project exists on Solaris and illumos only',
+}
+
+
+class InputError(ValueError):
+    """Bad input: refused before anything is touched; the message names the input."""
+
+
+class ResourceLimits(object):
+    """One run of the resource_limits module."""
+
+    def __init__(self, limits_list=None, limits_file=None, service=None, service_limits=None,
+                 dropin_name=None, projects=None, root='/', backup=False, fail_on_shadowed=True,
+                 check_mode=False, system_name=None, runner=None, systemd_running=None,
+                 proc_limits_reader=None):
+        self.raw_limits = limits_list or []
+        self.limits_file = limits_file or DEFAULT_LIMITS_FILE
+        self.raw_service = service
+        self.raw_service_limits = service_limits or {}
+        self.dropin_name = dropin_name or DEFAULT_DROPIN_NAME
+        self.raw_projects = projects or []
+        self.root = root or '/'
+        self.backup = backup
+        self.fail_on_shadowed = fail_on_shadowed
+        self.check_mode = check_mode
+        self.parts = platforms.pick(_PLATFORM_PARTS, system_name)
+        self.runner = runner
+        if systemd_running is None:
+            systemd_running = systemd.systemd_running(self.root) and runner is not None
+        self.systemd_running = systemd_running
+        self.read_proc_limits = proc_limits_reader or (lambda pid: read_text('/proc/%d/limits' % pid))
+        self.desired_limits = []
+        self.unit = None
+        self.desired_service = {}
+        self.desired_projects = []
+        self.shadowed = []
+        self.backup_files = []
+
+    # ---------------------------------------------------------------- validation
+    def validate(self):
+        if not self.raw_limits and not self.raw_service_limits and not self.raw_projects and not self.raw_service:
+            raise InputError('nothing to manage: give limits, service with service_limits, or projects')
+        self._validate_limits()
+        self._validate_service()
+        self._validate_projects()
+
+    def _validate_limits(self):
+        if not isinstance(self.raw_limits, (list, tuple)):
+            raise InputError('limits must be a list of {domain, type, item, value}')
+        try:
+            rooted(self.root, self.limits_file)
+        except PathError as exc:
+            raise InputError('limits_file: %s' % exc)
+        if self.limits_file != limits.LIMITS_CONF and (
+                os.path.dirname(self.limits_file) != limits.LIMITS_D or not self.limits_file.endswith('.conf')):
+            raise InputError('limits_file %r is not read by pam_limits: use %s or a *.conf file in %s'
+                             % (self.limits_file, limits.LIMITS_CONF, limits.LIMITS_D))
+        seen = {}
+        for index, item in enumerate(self.raw_limits):
+            where = 'limits[%d]' % index
+            if not isinstance(item, dict):
+                raise InputError('%s must be a dict with domain, type, item and value' % where)
+            unknown = sorted(set(item) - set(['domain', 'type', 'item', 'value']))
+            if unknown:
+                raise InputError('%s: unknown key(s) %s' % (where, ', '.join(unknown)))
+            domain, kind, name = item.get('domain'), item.get('type'), item.get('item')
+            if not isinstance(domain, str) or not limits._DOMAIN.match(domain):
+                raise InputError('%s.domain: %r is not a user, @group, *, %%group or uid range' % (where, domain))
+            if kind not in limits.TYPES:
+                raise InputError('%s.type: %r is not one of soft, hard, -' % (where, kind))
+            if name not in limits.ITEMS:
+                raise InputError('%s.item: %r is not a pam_limits item (one of %s)' % (where, name, ', '.join(limits.ITEMS)))
+            try:
+                value = limits.check_value(name, item.get('value'))
+            except limits.LimitsValueError as exc:
+                raise InputError('%s.value: %s' % (where, exc))
+            sides = ('soft', 'hard') if kind == '-' else (kind,)
+            for side in sides:
+                if (domain, side, name) in seen:
+                    raise InputError('%s: the %s %s limit of %s is already given by limits[%d]'
+                                     % (where, side, name, domain, seen[(domain, side, name)]))
+                seen[(domain, side, name)] = index
+            self.desired_limits.append(((domain, kind, name), value))
+
+    def _validate_service(self):
+        if not self.raw_service and not self.raw_service_limits:
+            return
+        if not self.raw_service:
+            raise InputError('service_limits needs service (the systemd unit that runs the database)')
+        if not self.raw_service_limits:
+            raise InputError('service %r is given without service_limits' % (self.raw_service,))
+        try:
+            self.unit = systemd.unit_name(self.raw_service)
+        except systemd.UnitNameError as exc:
+            raise InputError('service: %s' % exc)
+        if not isinstance(self.dropin_name, str) or not _DROPIN_NAME.match(self.dropin_name):
+            raise InputError('dropin_name %r must be a file name ending in .conf' % (self.dropin_name,))
+        if not isinstance(self.raw_service_limits, dict):
+            raise InputError('service_limits must be a dict such as {LimitMEMLOCK: infinity}')
+        for name, value in self.raw_service_limits.items():
+            try:
+                pair = limits.parse_systemd_limit(name, value)
+            except limits.LimitsValueError as exc:
+                raise InputError('service_limits: %s' % exc)
+            text = str(value).strip()
+            if isinstance(value, float):
+                raise InputError('service_limits: %s: %r is not a whole number' % (name, value))
+            self.desired_service[name] = (text, pair)
+
+    def _validate_projects(self):
+        if not isinstance(self.raw_projects, (list, tuple)):
+            raise InputError('projects must be a list of {name, id, comment, users, groups, attributes}')
+        names = set()
+        for index, item in enumerate(self.raw_projects):
+            where = 'projects[%d]' % index
+            if not isinstance(item, dict):
+                raise InputError('%s must be a dict' % where)
+            unknown = sorted(set(item) - set(['name', 'id', 'comment', 'users', 'groups', 'attributes']))
+            if unknown:
+                raise InputError('%s: unknown key(s) %s' % (where, ', '.join(unknown)))
+            try:
+                name = project_db.validate_name(item.get('name'))
+                wanted = {'name': name}
+                if item.get('id') is not None:
+                    wanted['id'] = project_db.validate_id(name, item['id'])
+                if item.get('comment') is not None:
+                    wanted['comment'] = project_db.validate_comment(name, item['comment'])
+                for field in ('users', 'groups'):
+                    if item.get(field) is not None:
+                        wanted[field] = project_db.validate_members(name, field, item[field])
+                attributes = item.get('attributes') or {}
+                if not isinstance(attributes, dict):
+                    raise project_db.ProjectError('project %s: attributes must be a dict' % name)
+                wanted['attributes'] = [(key, project_db.validate_attribute(name, key, value))
+                                        for key, value in sorted(attributes.items())]
+            except project_db.ProjectError as exc:
+                raise InputError('%s: %s' % (where, exc))
+            if name in names:
+                raise InputError('%s: project %s is given twice' % (where, name))
+            names.add(name)
+            self.desired_projects.append(wanted)
+
+    # ---------------------------------------------------------------- run
+    def run(self, module=None):
+        self.validate()
+        result = Result(self.check_mode)
+        # Everything that can still refuse the input is read before any write.
+        project_plan = self._plan_projects() if self.desired_projects and 'projects' in self.parts else None
+        if self.desired_limits:
+            self._run_limits(result, module)
+        if self.desired_service:
+            self._run_service(result, module)
+        if self.desired_projects:
+            self._run_projects(result, module, project_plan)
+        if self.backup_files:
+            result.extra['backup_file'] = self.backup_files[0] if len(self.backup_files) == 1 else self.backup_files
+        return result
+
+    def _unsupported(self, result, part, names):
+        for name in names:
+            result.add(Setting(name, None, None, None, None, UNSUPPORTED, _UNSUPPORTED_WHY[part]))
+
+    def _write(self, result, module, local, shown, before, after):
+        change = FileChange(local, before, after, shown_path=shown)
+        change.report(result)
+        if not self.check_mode and change.needed:
+            backup_file = change.apply(module, backup_file=self.backup)
+            if backup_file:
+                self.backup_files.append(backup_file)
+        return change.needed
+
+    # ---- pam_limits
+    def _limits_files(self, text):
+        return [(shown, text if shown == self.limits_file else (read_text(local) or ''))
+                for shown, local in limits.boot_files(self.root, extra=self.limits_file)]
+
+    def _run_limits(self, result, module):
+        if 'limits' not in self.parts:
+            self._unsupported(result, 'limits', ['%s %s %s' % key for key, dummy in self.desired_limits])
+            return
+        local = rooted(self.root, self.limits_file)
+        before = read_text(local)
+        changes = {}
+        for key, value in self.desired_limits:
+            ours = limits.effective([(self.limits_file, before or '')], key[0], key[2])
+            if not self._sides_match(ours, key, value):
+                changes[key] = value
+        after = limits.render(before, changes, header=LIMITS_HEADER) if changes else before
+        self._write(result, module, local, self.limits_file, before, after)
+        files_before, files_after = self._limits_files(before or ''), self._limits_files(after or '')
+        for key, value in self.desired_limits:
+            result.add(self._limits_record(key, value, files_before, files_after, key in changes))
+
+    @staticmethod
+    def _sides(key):
+        return ('soft', 'hard') if key[1] == '-' else (key[1],)
+
+    def _sides_match(self, found, key, value):
+        want = limits.normalize_value(key[2], value)
+        return all(found[side][0] == want for side in self._sides(key))
+
+    def _limits_record(self, key, value, files_before, files_after, changed):
+        domain, kind, item = key
+        name = '%s %s %s' % key
+        before = limits.effective(files_before, domain, item)
+        after = limits.effective(files_after, domain, item)
+        now = before if self.check_mode else after
+        sides = self._sides(key)
+        values = [now[side][0] for side in sides]
+        persisted = values[0] if len(set(values)) == 1 else ' '.join(
+            '%s=%s' % (side, now[side][0]) for side in sides)
+        details = []
+        if changed:
+            details.append('%s %s' % ('would write' if self.check_mode else 'wrote', self.limits_file))
+        want = limits.normalize_value(item, value)
+        shadowed = False
+        for side in sides:
+            after_value, after_file = after[side]
+            if after_value != want and after_file and after_file != self.limits_file:
+                shadowed = True
+                details.append('%s sets the %s limit to %s and is read after %s' % (
+                    after_file, side, after_value, self.limits_file))
+                self.shadowed.append((name, after_file))
+        details.append('pam_limits applies it at the next login session; running sessions are not read')
+        status = decide_status(None, self._sides_match(before, key, value), self.check_mode, shadowed=shadowed)
+        return Setting(name, self.limits_file, want, None, persisted, status, '; '.join(details))
+
+    # ---- systemd service drop-in
+    def _dropin_path(self):
+        return '/etc/systemd/system/%s.d/%s' % (self.unit, self.dropin_name)
+
+    def _service_files(self, shown_ours, text):
+        return [(shown, text if shown == shown_ours else (read_text(local) or ''))
+                for shown, local in systemd.unit_files(self.root, self.unit, extra=shown_ours)]
+
+    def _show(self):
+        properties = ['LoadState', 'ActiveState', 'MainPID', 'NeedDaemonReload']
+        for name in sorted(self.desired_service):
+            properties.extend(limits.show_properties(name))
+        argv = ['systemctl', 'show']
+        for prop in properties:
+            argv.extend(['-p', prop])
+        argv.extend(['--', self.unit])
+        rc, out, err = self.runner(argv)
+        if rc != 0:
+            return None, (err or out or 'systemctl show exited %d' % rc).strip()
+        return systemd.parse_show(out), None
+
+    def _running_limits(self, shown):
+        """/proc/<MainPID>/limits of the running service, or None."""
+        pid = (shown or {}).get('MainPID', '0')
+        if not pid.isdigit() or int(pid) == 0:
+            return None
+        return limits.parse_proc_limits(self.read_proc_limits(int(pid)))
+
+    def _run_service(self, result, module):
+        if 'service' not in self.parts:
+            self._unsupported(result, 'service', ['%s %s' % (self.raw_service, n) for n in sorted(self.desired_service)])
+            return
+        shown_path = self._dropin_path()
+        local = rooted(self.root, shown_path)
+        before = read_text(local)
+        shown_before, show_error = self._show() if self.systemd_running else (None, None)
+        changes = {}
+        for name, (text, pair) in self.desired_service.items():
+            ours, dummy = systemd.effective_value([(shown_path, before or '')], 'Service', name)
+            if _pair(name, ours) != pair:
+                changes[name] = text
+        after = systemd.render(before, {'Service': changes}, header=DROPIN_HEADER) if changes else before
+        changed = self._write(result, module, local, shown_path, before, after)
+        reload_error = None
+        shown_after = shown_before
+        if self.systemd_running and not self.check_mode and shown_before is not None and (
+                changed or shown_before.get('NeedDaemonReload') == 'yes'):
+            rc, out, err = self.runner(['systemctl', 'daemon-reload'])
+            if rc != 0:
+                reload_error = (err or out or 'exited %d' % rc).strip()
+            else:
+                result.mark_changed()
+                shown_after, show_error = self._show()
+        files_before = self._service_files(shown_path, before or '')
+        files_after = self._service_files(shown_path, after or '')
+        running = self._running_limits(shown_after)
+        for name in sorted(self.desired_service):
+            result.add(self._service_record(name, shown_path, files_before, files_after, shown_before, shown_after,
+                                            running, show_error, reload_error, name in changes))
+
+    def _service_record(self, name, shown_path, files_before, files_after, shown_before, shown_after, running,
+                        show_error, reload_error, changed):
+        text, want = self.desired_service[name]
+        record_name = '%s %s' % (self.unit, name)
+        before_value, dummy = systemd.effective_value(files_before, 'Service', name)
+        after_value, after_file = systemd.effective_value(files_after, 'Service', name)
+        persisted_now = _pair(name, before_value if self.check_mode else after_value)
+        details = []
+        if changed:
+            details.append('%s %s' % ('would write' if self.check_mode else 'wrote', shown_path))
+        if reload_error:
+            details.append('systemctl daemon-reload failed: %s' % reload_error)
+            return Setting(record_name, shown_path, limits.show_pair(want), None, limits.show_pair(persisted_now),
+                           FAILED, '; '.join(details))
+        shadowed = False
+        if _pair(name, after_value) != want and after_file and after_file != shown_path:
+            shadowed = True
+            details.append('%s sets %s=%s and is read after %s' % (after_file, name, after_value, shown_path))
+            self.shadowed.append((record_name, after_file))
+        persisted_ok = _pair(name, before_value) == want
+
+        live = None
+        live_ok = None
+        live_needs = None
+        shown = shown_before if self.check_mode else shown_after
+        if not self.systemd_running:
+            details.append('live value not read: systemd is not running%s' % (
+                '' if self.root == '/' else ' (root is %s)' % self.root))
+        elif show_error or shown is None:
+            details.append('live value not read: systemctl show failed: %s' % show_error)
+        elif shown.get('LoadState') == 'not-found':
+            details.append('the unit is not installed yet; the drop-in applies once it is')
+        elif running is not None and name in running:
+            live = running[name]
+            live_ok = live == want
+            live_needs = PENDING_RESTART
+            details.append('live: the running process (MainPID %s)' % shown.get('MainPID'))
+            if not live_ok:
+                details.append('restart %s to apply it' % self.unit)
+        else:
+            live = limits.from_show(shown, name)
+            live_ok = live == want
+            details.append('live: what systemd gives the service when it starts (%s, not running)'
+                           % shown.get('ActiveState', 'unknown'))
+        status = decide_status(live_ok, persisted_ok, self.check_mode, live_needs=live_needs, shadowed=shadowed)
+        return Setting(record_name, shown_path, limits.show_pair(want), limits.show_pair(live),
+                       limits.show_pair(persisted_now), status, '; '.join(details))
+
+    # ---- /etc/project
+    def _plan_projects(self):
+        """Read /etc/project and build the new entries; refuses bad ids before any write."""
+        local = rooted(self.root, project_db.ETC_PROJECT)
+        before = read_text(local)
+        existing = {}
+        ids = {}
+        for entry in project_db.parse(before):
+            existing.setdefault(entry.name, entry)
+            ids.setdefault(entry.id, entry.name)
+        changes = {}
+        plans = []
+        for wanted in self.desired_projects:
+            name = wanted['name']
+            current = existing.get(name)
+            if current is None:
+                if 'id' not in wanted:
+                    raise InputError('project %s does not exist in %s: give its id' % (name, project_db.ETC_PROJECT))
+                if wanted['id'] in ids:
+                    raise InputError('project %s: id %d is already used by project %s'
+                                     % (name, wanted['id'], ids[wanted['id']]))
+                new = project_db.Project(name, wanted['id'])
+            else:
+                if 'id' in wanted and wanted['id'] != current.id:
+                    raise InputError('project %s has id %d in %s; changing a project id is refused (running tasks '
+                                     'and accounting records carry it)' % (name, current.id, project_db.ETC_PROJECT))
+                new = current.copy()
+            for field in ('comment', 'users', 'groups'):
+                if field in wanted:
+                    setattr(new, field, wanted[field])
+            for attribute, value in wanted['attributes']:
+                if value is None:
+                    new.remove_attribute(attribute)
+                elif not project_db.same_attribute(new.attribute(attribute), value):
+                    new.set_attribute(attribute, value)
+            if current is None or project_db.format_line(new) != project_db.format_line(current):
+                changes[name] = new
+            plans.append((wanted, current, new))
+        return local, before, changes, plans
+
+    def _run_projects(self, result, module, plan):
+        if 'projects' not in self.parts:
+            self._unsupported(result, 'projects', ['project %s' % p['name'] for p in self.desired_projects])
+            return
+        local, before, changes, plans = plan
+        after = project_db.render(before, changes) if changes else before
+        self._write(result, module, local, project_db.ETC_PROJECT, before, after)
+        for wanted, current, new in plans:
+            for record in self._project_records(wanted, current, new, wanted['name'] in changes):
+                result.add(record)
+
+    def _project_records(self, wanted, current, new, changed):
+        name = wanted['name']
+        shown = current if self.check_mode else (new if changed else current)
+        note = ('applies to new tasks of the project (login, newtask -p, service restart); '
+                'running processes keep theirs (prctl is not read)')
+        fields = []
+        if 'id' in wanted or current is None:
+            fields.append(('id', new.id, current.id if current else None, shown.id if shown else None,
+                           lambda a, b: a == b))
+        for field in ('comment', 'users', 'groups'):
+            if field in wanted:
+                fields.append((field, getattr(new, field), getattr(current, field) if current else None,
+                               getattr(shown, field) if shown else None,
+                               project_db.same_members if field != 'comment' else (lambda a, b: a == b)))
+        records = []
+        for field, want, old, now, same in fields:
+            ok = old is not None and same(old, want)
+            records.append(self._project_setting('%s %s' % (name, field), want, now, ok, changed and not ok,
+                                                 'the project\'s %s' % field))
+        for attribute, value in wanted['attributes']:
+            old = current.attribute(attribute) if current else None
+            now = shown.attribute(attribute) if shown else None
+            if value is None:
+                present = current is not None and current.has_attribute(attribute)
+                records.append(self._project_setting('%s %s' % (name, attribute), None, now, not present,
+                                                     present, 'removed' if present else 'absent'))
+                continue
+            ok = project_db.same_attribute(old, value)
+            records.append(self._project_setting('%s %s' % (name, attribute), value, now, ok, not ok, note))
+        return records
+
+    def _project_setting(self, name, want, now, persisted_ok, written, note):
+        details = []
+        if written:
+            details.append('%s %s' % ('would write' if self.check_mode else 'wrote', project_db.ETC_PROJECT))
+        details.append(note)
+        if isinstance(want, list):
+            want, now = ','.join(want), (','.join(now) if now is not None else None)
+        status = decide_status(None, persisted_ok, self.check_mode)
+        return Setting('project ' + name, project_db.ETC_PROJECT, want, None, now, status, '; '.join(details))
+
+    # ---------------------------------------------------------------- outcome
+    def failure_message(self, result):
+        problems = []
+        failed = result.failed_settings()
+        if failed:
+            problems.append('failed: %s' % ', '.join('%s (%s)' % (s.name, s.detail) for s in failed))
+        if self.shadowed and self.fail_on_shadowed:
+            problems.append('shadowed: %s' % ', '.join('%s by %s' % pair for pair in self.shadowed))
+        return '; '.join(problems) or None
+
+
+def _pair(name, value):
+    """(soft, hard) of a Limit*= value from a file; the raw text when it does not parse."""
+    if value is None:
+        return None
+    try:
+        return limits.parse_systemd_limit(name, value)
+    except limits.LimitsValueError:
+        return value

@@ -1,0 +1,245 @@
+# -*- coding: utf-8 -*-
+# Copyright: contributors to dbhost.tuning
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""limits.conf, systemd Limit*= values, /proc/<pid>/limits and /etc/project formats."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import pytest
+
+from ansible_collections.dbhost.tuning.plugins.module_utils import _limits as limits
+from ansible_collections.dbhost.tuning.plugins.module_utils import _project as project
+
+LIMITS_CONF = '''# /etc/security/limits.conf
+#
+#<domain>      <type>  <item>         <value>
+#
+#*               soft    core            0
+#@student        hard    nproc           20
+*               soft    core            0      # no core dumps
+@dba            hard    nofile          65536
+oracle          -       memlock         unlimited
+
+# End of file
+'''
+
+PROC_LIMITS = '''Limit                     Soft Limit           Hard Limit           Units     
+Max cpu time              unlimited            unlimited            seconds   
+Max file size             unlimited            unlimited            bytes     
+Max data size             unlimited            unlimited            bytes     
+Max stack size            8388608              unlimited            bytes     
+Max core file size        0                    unlimited            bytes     
+Max resident set          unlimited            unlimited            bytes     
+Max processes             95235                95235                processes 
+Max open files            1024                 524288               files     
+Max locked memory         8388608              8388608              bytes     
+Max address space         unlimited            unlimited            bytes     
+Max file locks            unlimited            unlimited            locks     
+Max pending signals       95235                95235                signals   
+Max msgqueue size         819200               819200               bytes     
+Max nice priority         0                    0                    
+Max realtime priority     0                    0                    
+Max realtime timeout      unlimited            unlimited            us        
+'''
+
+ETC_PROJECT = '''system:0::::
+user.root:1::::
+noproject:2::::
+default:3::::
+group.staff:10::::
+# database projects
+user.oracle:100:Oracle DB:oracle,grid:dba:project.max-shm-memory=(privileged,8589934592,deny);project.pool=pool_db
+'''
+
+
+# ------------------------------------------------------------------ limits.conf
+@pytest.mark.parametrize('text', ['', LIMITS_CONF, 'oracle - memlock 1\r\n', 'no newline at end'])
+def test_limits_render_without_changes_is_byte_identical(text):
+    assert limits.render(text, {}) == text
+
+
+def test_limits_parse_skips_comments_and_short_lines():
+    entries = limits.parse(LIMITS_CONF + 'bad line\noracle sometimes nofile 1\n')
+    assert [e.key + (e.value,) for e in entries] == [
+        ('*', 'soft', 'core', '0'), ('@dba', 'hard', 'nofile', '65536'), ('oracle', '-', 'memlock', 'unlimited')]
+
+
+def test_limits_render_replaces_value_in_place_keeping_spacing_and_comment():
+    out = limits.render(LIMITS_CONF, {
+        ('*', 'soft', 'core'): 'unlimited', ('@dba', 'hard', 'nofile'): None, ('oracle', 'soft', 'nofile'): '1024'})
+    assert '*               soft    core            unlimited      # no core dumps\n' in out
+    assert '@dba' not in out.replace('#@', '')
+    assert out.endswith('# End of file\noracle          soft  nofile     1024\n')
+    assert limits.render(out, {('*', 'soft', 'core'): 'unlimited', ('oracle', 'soft', 'nofile'): '1024'}) == out
+
+
+def test_limits_render_dash_replaces_soft_and_hard_lines_of_this_file():
+    text = 'oracle soft memlock 1\noracle hard memlock 2\n# c\n'
+    assert limits.render(text, {('oracle', '-', 'memlock'): 'unlimited'}) == \
+        '# c\noracle          -     memlock    unlimited\n'
+
+
+def test_limits_render_new_file_with_header():
+    assert limits.render(None, {('a', '-', 'nofile'): '5'}, header='# h') == '# h\na               -     nofile     5\n'
+    assert limits.render(None, {('a', '-', 'nofile'): None}) is None
+
+
+def test_limits_effective_later_file_wins_and_dash_sets_both(tmp_path):
+    files = [('/etc/security/limits.conf', LIMITS_CONF),
+             ('/etc/security/limits.d/90-ours.conf', 'oracle hard memlock 100\n'),
+             ('/etc/security/limits.d/99-late.conf', 'oracle soft memlock -1\n')]
+    found = limits.effective(files, 'oracle', 'memlock')
+    assert found == {'soft': ('unlimited', '/etc/security/limits.d/99-late.conf'),
+                     'hard': ('100', '/etc/security/limits.d/90-ours.conf')}
+    assert limits.effective(files, 'nobody', 'memlock') == {'soft': (None, None), 'hard': (None, None)}
+
+
+def test_limits_boot_files_order(tmp_path):
+    folder = tmp_path / 'etc' / 'security' / 'limits.d'
+    folder.mkdir(parents=True)
+    for name in ('b.conf', 'A.conf', '10-x.conf', 'skip.txt', '.hidden.conf'):
+        (folder / name).write_text('')
+    shown = [s for s, local in limits.boot_files(str(tmp_path), extra='/etc/security/limits.d/90-ours.conf')]
+    assert shown == ['/etc/security/limits.conf', '/etc/security/limits.d/10-x.conf',
+                     '/etc/security/limits.d/90-ours.conf', '/etc/security/limits.d/A.conf',
+                     '/etc/security/limits.d/b.conf']
+
+
+@pytest.mark.parametrize('item, value, expected', [
+    ('memlock', 'UNLIMITED', 'unlimited'), ('memlock', -1, '-1'), ('memlock', '0100', '100'),
+    ('nice', -5, '-5'), ('nonewprivs', 1, '1'), ('chroot', '/srv/jail', '/srv/jail'),
+])
+def test_limits_check_value(item, value, expected):
+    assert limits.check_value(item, value) == expected
+
+
+@pytest.mark.parametrize('item, value', [
+    ('memlock', 'lots'), ('memlock', True), ('memlock', '1.5'), ('nice', 25), ('nice', 'unlimited'),
+    ('nonewprivs', 2), ('chroot', 'relative'), ('nofile', None),
+])
+def test_limits_check_value_refused(item, value):
+    with pytest.raises(limits.LimitsValueError):
+        limits.check_value(item, value)
+
+
+def test_limits_normalize_value():
+    assert limits.normalize_value('memlock', 'infinity') == limits.normalize_value('memlock', '-1') == 'unlimited'
+    assert limits.normalize_value('nice', '-1') == '-1'
+
+
+# ------------------------------------------------------------------ systemd Limit*=
+@pytest.mark.parametrize('name, value, expected', [
+    ('LimitMEMLOCK', 'infinity', ('infinity', 'infinity')),
+    ('LimitMEMLOCK', '64M', (67108864, 67108864)),
+    ('LimitMEMLOCK', '1.5G', (1610612736, 1610612736)),
+    ('LimitMEMLOCK', 8589934592, (8589934592, 8589934592)),
+    ('LimitNOFILE', '1024:524288', (1024, 524288)),
+    ('LimitNOFILE', '1024:infinity', (1024, 'infinity')),
+    ('LimitCPU', '2min', (120, 120)),
+    ('LimitCPU', '1500ms', (2, 2)),
+    ('LimitRTTIME', '1s', (1000000, 1000000)),
+    ('LimitNICE', '-5', (25, 25)),
+    ('LimitNICE', '30', (30, 30)),
+])
+def test_parse_systemd_limit(name, value, expected):
+    assert limits.parse_systemd_limit(name, value) == expected
+
+
+@pytest.mark.parametrize('name, value', [
+    ('LimitMEMLOCK', '64m'), ('LimitMEMLOCK', 'lots'), ('LimitNOFILE', '1K'), ('LimitNOFILE', '10:5'),
+    ('LimitNOFILE', 'infinity:5'), ('LimitNICE', '+30'), ('LimitCPU', '5 parsecs'), ('LimitFOO', '1'),
+    ('LimitNOFILE', True),
+])
+def test_parse_systemd_limit_refused(name, value):
+    with pytest.raises(limits.LimitsValueError):
+        limits.parse_systemd_limit(name, value)
+
+
+def test_from_show_and_proc_limits_compare_with_parsed_values():
+    shown = {'LimitMEMLOCK': 'infinity', 'LimitMEMLOCKSoft': 'infinity', 'LimitNOFILE': '524288',
+             'LimitNOFILESoft': '1024'}
+    assert limits.from_show(shown, 'LimitMEMLOCK') == limits.parse_systemd_limit('LimitMEMLOCK', 'infinity')
+    assert limits.from_show(shown, 'LimitNOFILE') == limits.parse_systemd_limit('LimitNOFILE', '1024:524288')
+    assert limits.from_show(shown, 'LimitCORE') is None
+    proc = limits.parse_proc_limits(PROC_LIMITS)
+    assert len(proc) == 16
+    assert proc['LimitMEMLOCK'] == limits.parse_systemd_limit('LimitMEMLOCK', '8M')
+    assert proc['LimitNOFILE'] == (1024, 524288)
+    assert proc['LimitSTACK'] == (8388608, 'infinity')
+    assert proc['LimitNICE'] == (0, 0)
+    assert limits.show_pair((1024, 524288)) == '1024:524288' and limits.show_pair(('infinity', 'infinity')) == 'infinity'
+
+
+# ------------------------------------------------------------------ /etc/project
+@pytest.mark.parametrize('text', ['', ETC_PROJECT, '+\n-nis.project\nsystem:0::::\r\n', 'odd line\nx:y:z'])
+def test_project_render_without_changes_is_byte_identical(text):
+    assert project.render(text, {}) == text
+
+
+def test_project_parse():
+    entries = project.parse(ETC_PROJECT + '+\nbroken:line\n')
+    assert [e.name for e in entries] == ['system', 'user.root', 'noproject', 'default', 'group.staff', 'user.oracle']
+    oracle = entries[-1]
+    assert (oracle.id, oracle.comment, oracle.users, oracle.groups) == (100, 'Oracle DB', ['oracle', 'grid'], ['dba'])
+    assert oracle.attributes == [('project.max-shm-memory', '(privileged,8589934592,deny)'),
+                                 ('project.pool', 'pool_db')]
+
+
+def test_project_render_changes_line_in_place_and_appends_new():
+    entries = dict((e.name, e) for e in project.parse(ETC_PROJECT))
+    oracle = entries['user.oracle'].copy()
+    oracle.set_attribute('project.max-shm-memory', '(privileged,17179869184,deny)')
+    oracle.set_attribute('project.max-shm-ids', '(privileged,100,deny)')
+    new = project.Project('user.postgres', 101, 'PostgreSQL', ['postgres'], [],
+                          [('project.max-shm-memory', '(privileged,4294967296,deny)')])
+    out = project.render(ETC_PROJECT, {'user.oracle': oracle, 'user.postgres': new})
+    assert out == ETC_PROJECT.replace(
+        'project.max-shm-memory=(privileged,8589934592,deny);project.pool=pool_db',
+        'project.max-shm-memory=(privileged,17179869184,deny);project.pool=pool_db;'
+        'project.max-shm-ids=(privileged,100,deny)') + \
+        'user.postgres:101:PostgreSQL:postgres::project.max-shm-memory=(privileged,4294967296,deny)\n'
+    assert project.render(out, {'user.postgres': None}) == out.rsplit('user.postgres', 1)[0]
+
+
+def test_project_flag_attribute_round_trip():
+    line = 'p:5::::task.final;project.pool=x\n'
+    entry = project.parse_line(line)
+    assert entry.attributes == [('task.final', None), ('project.pool', 'x')]
+    assert project.format_line(entry) + '\n' == line
+
+
+@pytest.mark.parametrize('actual, desired, same', [
+    ('(privileged,8589934592,deny)', '( Privileged , 08589934592, DENY )', True),
+    ('(basic,1,deny),(privileged,2,deny)', '(privileged,2,deny),(basic,1,deny)', True),
+    ('(privileged,8589934592,deny)', '(privileged,8589934593,deny)', False),
+    ('pool_db', 'pool_db', True),
+    (None, '(privileged,1,deny)', False),
+])
+def test_project_attribute_compare(actual, desired, same):
+    assert project.same_attribute(actual, desired) is same
+
+
+@pytest.mark.parametrize('call', [
+    lambda: project.validate_name('1bad'),
+    lambda: project.validate_name('a:b'),
+    lambda: project.validate_id('p', -1),
+    lambda: project.validate_id('p', 2147483648),
+    lambda: project.validate_id('p', True),
+    lambda: project.validate_comment('p', 'a:b'),
+    lambda: project.validate_members('p', 'users', ['ok', 'bad name']),
+    lambda: project.validate_attribute('p', 'project.max-shm-memory', '8589934592'),
+    lambda: project.validate_attribute('p', 'project.max-shm-memory', '(privileged;1,deny)'),
+    lambda: project.validate_attribute('p', 'project.max-shm-memory', '(sometimes,1,deny)'),
+    lambda: project.validate_attribute('p', 'bad name', 'x'),
+])
+def test_project_validation_refuses(call):
+    with pytest.raises(project.ProjectError):
+        call()
+
+
+def test_project_validation_accepts():
+    assert project.validate_attribute('p', 'project.pool', 'pool_db') == 'pool_db'
+    assert project.validate_attribute('p', 'project.max-shm-memory', ' (privileged,1,deny) ') == '(privileged,1,deny)'
+    assert project.validate_members('p', 'users', 'a,!b,*') == ['a', '!b', '*']

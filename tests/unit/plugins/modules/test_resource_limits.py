@@ -1,0 +1,404 @@
+# -*- coding: utf-8 -*-
+# Copyright: contributors to dbhost.tuning
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""resource_limits: limits.d, systemd drop-ins (with recorded systemctl output) and /etc/project."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import hashlib
+import os
+
+import pytest
+
+from ansible_collections.dbhost.tuning.plugins.modules import resource_limits
+from ansible_collections.dbhost.tuning.plugins.module_utils import _platform
+from ansible_collections.dbhost.tuning.plugins.module_utils import _resource_limits as plan_module
+from ansible_collections.dbhost.tuning.plugins.module_utils import _systemd
+
+OURS = '/etc/security/limits.d/90-dbhost-tuning.conf'
+DROPIN = '/etc/systemd/system/postgresql.service.d/90-dbhost-tuning.conf'
+LIMITS_HEADER = plan_module.LIMITS_HEADER + '\n'
+DROPIN_HEADER = plan_module.DROPIN_HEADER + '\n'
+UNIT = '[Unit]\nDescription=PostgreSQL\n[Service]\nExecStart=/usr/bin/postgres\nLimitNOFILE=1024:524288\n'
+
+PROC_LIMITS = '''Limit                     Soft Limit           Hard Limit           Units     
+Max open files            1024                 524288               files     
+Max locked memory         8388608              8388608              bytes     
+'''
+
+
+@pytest.fixture(autouse=True)
+def linux(monkeypatch):
+    monkeypatch.setattr(_platform, 'system', lambda: 'Linux')
+
+
+def put(root, path, text):
+    local = os.path.join(root, path.lstrip('/'))
+    if not os.path.isdir(os.path.dirname(local)):
+        os.makedirs(os.path.dirname(local))
+    with open(local, 'w') as handle:
+        handle.write(text)
+
+
+def read(root, path):
+    with open(os.path.join(root, path.lstrip('/'))) as handle:
+        return handle.read()
+
+
+def exists(root, path):
+    return os.path.exists(os.path.join(root, path.lstrip('/')))
+
+
+def digest(root):
+    hashed = hashlib.sha256()
+    for folder, dirs, names in sorted(os.walk(root)):
+        dirs.sort()
+        for name in sorted(names):
+            path = os.path.join(folder, name)
+            hashed.update(path.encode())
+            with open(path, 'rb') as handle:
+                hashed.update(handle.read())
+    return hashed.hexdigest()
+
+
+def records(result):
+    return dict((s['name'], s) for s in result['settings'])
+
+
+@pytest.fixture
+def root(tmp_path):
+    base = str(tmp_path)
+    put(base, '/etc/security/limits.conf', '# defaults\n*  soft  core  0\n')
+    os.makedirs(os.path.join(base, 'etc', 'security', 'limits.d'))
+    put(base, '/lib/systemd/system/postgresql.service', UNIT)
+    return base
+
+
+LIMITS = [{'domain': 'postgres', 'type': '-', 'item': 'memlock', 'value': 'unlimited'},
+          {'domain': '@dba', 'type': 'hard', 'item': 'nofile', 'value': 65536}]
+
+
+# ------------------------------------------------------------------ limits.d
+def test_limits_check_mode_changes_nothing(root, run_module):
+    before = digest(root)
+    result = run_module(resource_limits, {'limits': LIMITS, 'root': root}, check_mode=True, diff=True)
+    assert digest(root) == before and result['changed'] is True
+    assert [s['status'] for s in result['settings']] == ['drift', 'drift']
+    assert result['diff'][0]['after'] == (LIMITS_HEADER + 'postgres        -     memlock    unlimited\n'
+                                          '@dba            hard  nofile     65536\n')
+
+
+def test_limits_apply_and_idempotent(root, run_module):
+    result = run_module(resource_limits, {'limits': LIMITS, 'root': root})
+    assert result['changed'] is True
+    rec = records(result)
+    assert rec['postgres - memlock']['status'] == 'changed'
+    assert rec['postgres - memlock']['persisted'] == 'unlimited'
+    assert rec['postgres - memlock']['live'] is None
+    assert 'running sessions are not read' in rec['postgres - memlock']['detail']
+    again = run_module(resource_limits, {'limits': LIMITS, 'root': root})
+    assert again['changed'] is False and [s['status'] for s in again['settings']] == ['ok', 'ok']
+
+
+def test_limits_keep_comments_and_fix_split_soft_hard(root, run_module):
+    put(root, OURS, '# mine\npostgres soft memlock 64\n* hard nproc 100 # keep\npostgres hard memlock 64\n')
+    run_module(resource_limits, {'limits': LIMITS[:1], 'root': root})
+    assert read(root, OURS) == '# mine\n* hard nproc 100 # keep\npostgres        -     memlock    unlimited\n'
+
+
+def test_limits_same_value_spelled_differently_is_ok(root, run_module):
+    put(root, OURS, 'postgres - memlock -1\n')
+    result = run_module(resource_limits, {'limits': [dict(LIMITS[0], value='infinity')], 'root': root})
+    assert result['changed'] is False and result['settings'][0]['status'] == 'ok'
+
+
+def test_limits_later_file_shadows(root, run_module):
+    put(root, '/etc/security/limits.d/99-vendor.conf', 'postgres soft memlock 64\n')
+    result = run_module(resource_limits, {'limits': LIMITS[:1], 'root': root})
+    assert result['failed'] is True and 'shadowed' in result['msg']
+    rec = records(result)['postgres - memlock']
+    assert rec['status'] == 'shadowed' and rec['persisted'] == 'soft=64 hard=unlimited'
+    assert '99-vendor.conf' in rec['detail']
+    # limits.conf is read first: it never shadows a limits.d file.
+    put(root, '/etc/security/limits.d/99-vendor.conf', '')
+    put(root, '/etc/security/limits.conf', 'postgres - memlock 64\n')
+    result = run_module(resource_limits, {'limits': LIMITS[:1], 'root': root})
+    assert records(result)['postgres - memlock']['status'] == 'ok'
+
+
+@pytest.mark.parametrize('item, message', [
+    ({'domain': 'a b', 'type': '-', 'item': 'memlock', 'value': 1}, 'limits[0].domain'),
+    ({'domain': 'a', 'type': '-', 'item': 'memlocks', 'value': 1}, 'not a pam_limits item'),
+    ({'domain': 'a', 'type': '-', 'item': 'memlock', 'value': 'lots'}, 'limits[0].value'),
+    ({'domain': 'a', 'type': '-', 'item': 'nice', 'value': 40}, '-20 to 19'),
+])
+def test_limits_bad_input(root, run_module, item, message):
+    before = digest(root)
+    result = run_module(resource_limits, {'limits': [item], 'root': root})
+    assert result['failed'] is True and message in result['msg']
+    assert digest(root) == before
+
+
+def test_limits_conflicting_items_and_bad_file(root, run_module):
+    result = run_module(resource_limits, {'limits': [LIMITS[0], dict(LIMITS[0], type='soft')], 'root': root})
+    assert result['failed'] is True and 'already given by limits[0]' in result['msg']
+    result = run_module(resource_limits, {'limits': LIMITS, 'root': root, 'limits_file': '/etc/limits'})
+    assert result['failed'] is True and 'not read by pam_limits' in result['msg']
+    result = run_module(resource_limits, {'root': root})
+    assert result['failed'] is True and 'nothing to manage' in result['msg']
+
+
+# ------------------------------------------------------------------ systemd drop-in
+class FakeSystemd(object):
+    """Answers systemctl show from the unit's files as loaded at the last daemon-reload."""
+
+    def __init__(self, root, main_pid=0, proc_limits=PROC_LIMITS, load_state='loaded', reload_rc=0):
+        self.root = root
+        self.main_pid = main_pid
+        self.proc_limits = proc_limits
+        self.load_state = load_state
+        self.reload_rc = reload_rc
+        self.calls = []
+        self.loaded = self._files_value()
+
+    def _files_value(self):
+        files = [(shown, read(self.root, shown)) for shown, local in _systemd.unit_files(self.root, 'postgresql.service')]
+        found = {}
+        for name in ('LimitMEMLOCK', 'LimitNOFILE'):
+            value, dummy = _systemd.effective_value(files, 'Service', name)
+            found[name] = value
+        return found
+
+    def __call__(self, argv):
+        self.calls.append(argv)
+        if argv[:2] == ['systemctl', 'daemon-reload']:
+            if self.reload_rc:
+                return self.reload_rc, '', 'Access denied'
+            self.loaded = self._files_value()
+            return 0, '', ''
+        assert argv[:2] == ['systemctl', 'show'] and argv[-2] == '--'
+        memlock = plan_module.limits.parse_systemd_limit('LimitMEMLOCK', self.loaded['LimitMEMLOCK'] or '8M')
+        nofile = plan_module.limits.parse_systemd_limit('LimitNOFILE', self.loaded['LimitNOFILE'] or '1024:524288')
+        lines = ['LoadState=%s' % self.load_state, 'ActiveState=%s' % ('active' if self.main_pid else 'inactive'),
+                 'MainPID=%d' % self.main_pid,
+                 'NeedDaemonReload=%s' % ('yes' if self.loaded != self._files_value() else 'no'),
+                 'LimitMEMLOCK=%s' % memlock[1], 'LimitMEMLOCKSoft=%s' % memlock[0],
+                 'LimitNOFILE=%s' % nofile[1], 'LimitNOFILESoft=%s' % nofile[0]]
+        return 0, '\n'.join(lines) + '\n', ''
+
+    @property
+    def reloads(self):
+        return sum(1 for argv in self.calls if argv[1] == 'daemon-reload')
+
+
+def run_plan(root, fake, check_mode=False, **options):
+    args = dict(service='postgresql', service_limits={'LimitMEMLOCK': 'infinity', 'LimitNOFILE': 65536})
+    args.update(options)
+    plan = plan_module.ResourceLimits(root=root, check_mode=check_mode, runner=fake, systemd_running=True,
+                                      proc_limits_reader=lambda pid: fake.proc_limits, **args)
+    result = plan.run()
+    return plan, result.as_dict()
+
+
+def test_service_check_mode_changes_nothing(root):
+    fake = FakeSystemd(root)
+    before = digest(root)
+    plan, result = run_plan(root, fake, check_mode=True)
+    assert digest(root) == before and fake.reloads == 0
+    rec = records(result)
+    assert rec['postgresql.service LimitMEMLOCK']['status'] == 'drift'
+    assert rec['postgresql.service LimitMEMLOCK']['live'] == '8388608'
+    assert rec['postgresql.service LimitNOFILE']['persisted'] == '1024:524288'
+    assert result['diff'][0]['after'] == DROPIN_HEADER + '[Service]\nLimitMEMLOCK=infinity\nLimitNOFILE=65536\n'
+
+
+def test_service_not_running_apply_reload_and_idempotent(root):
+    fake = FakeSystemd(root)
+    plan, result = run_plan(root, fake)
+    assert read(root, DROPIN) == DROPIN_HEADER + '[Service]\nLimitMEMLOCK=infinity\nLimitNOFILE=65536\n'
+    assert fake.reloads == 1
+    rec = records(result)['postgresql.service LimitMEMLOCK']
+    assert rec['status'] == 'changed' and rec['live'] == 'infinity' and rec['persisted'] == 'infinity'
+    assert 'not running' in rec['detail']
+    assert result['restart_required'] is False
+    plan, again = run_plan(root, fake)
+    assert again['changed'] is False and fake.reloads == 1
+    assert [s['status'] for s in again['settings']] == ['ok', 'ok']
+
+
+def test_service_running_needs_restart_until_process_has_the_limit(root):
+    fake = FakeSystemd(root, main_pid=4242)
+    plan, result = run_plan(root, fake)
+    rec = records(result)['postgresql.service LimitMEMLOCK']
+    assert rec['status'] == 'pending_restart' and rec['live'] == '8388608'
+    assert result['restart_required'] is True and result['changed'] is True
+    assert 'MainPID 4242' in rec['detail']
+    # Second run: the file is right, the process still has the old limit.
+    plan, again = run_plan(root, fake)
+    assert again['changed'] is False and again['restart_required'] is True
+    assert records(again)['postgresql.service LimitMEMLOCK']['status'] == 'pending_restart'
+    # After the restart the process has the new limits.
+    fake.proc_limits = PROC_LIMITS.replace('8388608              8388608', 'unlimited            unlimited') \
+        .replace('1024                 524288', '65536                65536 ')
+    plan, done = run_plan(root, fake)
+    assert [s['status'] for s in done['settings']] == ['ok', 'ok'] and done['restart_required'] is False
+
+
+def test_service_size_spellings_compare_equal(root):
+    put(root, DROPIN, '[Service]\nLimitMEMLOCK=64M\n')
+    fake = FakeSystemd(root)
+    plan, result = run_plan(root, fake, service_limits={'LimitMEMLOCK': 67108864})
+    assert result['changed'] is False and result['settings'][0]['status'] == 'ok'
+
+
+def test_service_dropin_keeps_comments_and_other_settings(root):
+    put(root, DROPIN, '# tuned by hand\n[Service]\nNice=-5\nLimitMEMLOCK=1M\n\n[Unit]\nAfter=network.target\n')
+    fake = FakeSystemd(root)
+    run_plan(root, fake)
+    assert read(root, DROPIN) == ('# tuned by hand\n[Service]\nNice=-5\nLimitMEMLOCK=infinity\nLimitNOFILE=65536\n'
+                                  '\n[Unit]\nAfter=network.target\n')
+
+
+def test_service_later_dropin_shadows(root):
+    put(root, '/etc/systemd/system/postgresql.service.d/override.conf', '[Service]\nLimitMEMLOCK=8M\n')
+    fake = FakeSystemd(root)
+    plan, result = run_plan(root, fake)
+    rec = records(result)['postgresql.service LimitMEMLOCK']
+    assert rec['status'] == 'shadowed' and 'override.conf' in rec['detail']
+    assert plan.shadowed == [('postgresql.service LimitMEMLOCK',
+                              '/etc/systemd/system/postgresql.service.d/override.conf')]
+
+
+def test_service_reload_failure_is_failed(root):
+    fake = FakeSystemd(root, reload_rc=1)
+    plan, result = run_plan(root, fake)
+    assert all(s['status'] == 'failed' for s in result['settings'])
+    assert 'Access denied' in result['settings'][0]['detail']
+
+
+def test_service_unit_not_installed(root):
+    fake = FakeSystemd(root, load_state='not-found')
+    plan, result = run_plan(root, fake, service='mysql')
+    assert all('not installed yet' in s['detail'] for s in result['settings'])
+    assert exists(root, '/etc/systemd/system/mysql.service.d/90-dbhost-tuning.conf')
+
+
+def test_service_without_systemd_reads_no_live_value(root, run_module):
+    result = run_module(resource_limits, {'service': 'postgresql', 'service_limits': {'LimitMEMLOCK': 'infinity'},
+                                          'root': root})
+    rec = result['settings'][0]
+    assert rec['status'] == 'changed' and rec['live'] is None and 'systemd is not running' in rec['detail']
+
+
+@pytest.mark.parametrize('args, message', [
+    ({'service': 'postgresql', 'service_limits': {'LimitMEMLOCK': '64m'}}, 'LimitMEMLOCK'),
+    ({'service': 'postgresql', 'service_limits': {'MemoryMax': '1G'}}, 'not a systemd resource limit'),
+    ({'service': '../x', 'service_limits': {'LimitNOFILE': 1}}, 'service:'),
+    ({'service': 'postgresql', 'service_limits': {'LimitNOFILE': 1}, 'dropin_name': '../x.conf'}, 'dropin_name'),
+    ({'service': 'postgresql', 'service_limits': {'LimitNOFILE': 1}, 'dropin_name': 'x.txt'}, 'dropin_name'),
+    ({'service': 'postgresql'}, 'together'),
+])
+def test_service_bad_input(root, run_module, args, message):
+    before = digest(root)
+    result = run_module(resource_limits, dict(args, root=root))
+    assert result['failed'] is True and message in result['msg']
+    assert digest(root) == before
+
+
+# ------------------------------------------------------------------ /etc/project (SunOS)
+ETC_PROJECT = '''system:0::::
+user.root:1::::
+noproject:2::::
+default:3::::
+group.staff:10::::
+# databases
+user.oracle:100:Oracle:oracle::project.max-shm-memory=(privileged,4294967296,deny);project.pool=pool_db
+'''
+
+PROJECTS = [{'name': 'user.oracle', 'attributes': {'project.max-shm-memory': '(privileged,8589934592,deny)',
+                                                   'project.max-shm-ids': '(privileged,100,deny)'}},
+            {'name': 'user.postgres', 'id': 101, 'comment': 'PostgreSQL', 'users': ['postgres'],
+             'attributes': {'project.max-shm-memory': '(privileged,4294967296,deny)'}}]
+
+
+@pytest.fixture
+def sunos(root, monkeypatch):
+    monkeypatch.setattr(_platform, 'system', lambda: 'SunOS')
+    put(root, '/etc/project', ETC_PROJECT)
+    return root
+
+
+def test_projects_check_mode_changes_nothing(sunos, run_module):
+    before = digest(sunos)
+    result = run_module(resource_limits, {'projects': PROJECTS, 'root': sunos}, check_mode=True, diff=True)
+    assert digest(sunos) == before and result['changed'] is True
+    rec = records(result)
+    assert rec['project user.oracle project.max-shm-memory']['status'] == 'drift'
+    assert rec['project user.oracle project.max-shm-memory']['persisted'] == '(privileged,4294967296,deny)'
+    assert rec['project user.postgres id']['status'] == 'drift'
+    assert result['diff'][0]['before_header'] == '/etc/project'
+
+
+def test_projects_apply_keeps_others_and_is_idempotent(sunos, run_module):
+    result = run_module(resource_limits, {'projects': PROJECTS, 'root': sunos})
+    assert read(sunos, '/etc/project') == ETC_PROJECT.replace(
+        'project.max-shm-memory=(privileged,4294967296,deny);project.pool=pool_db',
+        'project.max-shm-memory=(privileged,8589934592,deny);project.pool=pool_db;'
+        'project.max-shm-ids=(privileged,100,deny)') + \
+        'user.postgres:101:PostgreSQL:postgres::project.max-shm-memory=(privileged,4294967296,deny)\n'
+    assert all(s['status'] == 'changed' for s in result['settings'])
+    assert 'new tasks' in result['settings'][0]['detail']
+    again = run_module(resource_limits, {'projects': PROJECTS, 'root': sunos})
+    assert again['changed'] is False and all(s['status'] == 'ok' for s in again['settings'])
+
+
+def test_projects_normalized_values_are_ok(sunos, run_module):
+    result = run_module(resource_limits, {'projects': [{'name': 'user.oracle', 'attributes': {
+        'project.max-shm-memory': '( PRIVILEGED, 4294967296, deny )'}}], 'root': sunos})
+    assert result['changed'] is False and result['settings'][0]['status'] == 'ok'
+
+
+def test_projects_remove_attribute(sunos, run_module):
+    run_module(resource_limits, {'projects': [{'name': 'user.oracle', 'attributes': {'project.pool': None}}],
+                                 'root': sunos})
+    assert 'project.pool' not in read(sunos, '/etc/project')
+
+
+@pytest.mark.parametrize('projects, message', [
+    ([{'name': 'user.new', 'attributes': {}}], 'give its id'),
+    ([{'name': 'user.new', 'id': 100}], 'already used by project user.oracle'),
+    ([{'name': 'user.oracle', 'id': 200}], 'changing a project id is refused'),
+    ([{'name': '9lives', 'id': 300}], 'must start with a letter'),
+    ([{'name': 'p', 'id': 300, 'attributes': {'project.max-shm-memory': '8589934592'}}], 'resource control value'),
+    ([{'name': 'p', 'id': 300, 'comment': 'a:b'}], 'without ":"'),
+    ([{'name': 'p', 'id': 300}, {'name': 'p', 'id': 301}], 'given twice'),
+])
+def test_projects_bad_input(sunos, run_module, projects, message):
+    before = digest(sunos)
+    result = run_module(resource_limits, {'projects': projects, 'root': sunos,
+                                          'limits': [LIMITS[0]]})
+    assert result['failed'] is True and message in result['msg']
+    assert digest(sunos) == before
+
+
+def test_platform_parts_unsupported(sunos, run_module):
+    before = digest(sunos)
+    result = run_module(resource_limits, {'limits': LIMITS[:1], 'service': 'pg', 'service_limits': {'LimitNOFILE': 1},
+                                          'root': sunos})
+    assert [s['status'] for s in result['settings']] == ['unsupported', 'unsupported']
+    assert digest(sunos) == before
+
+
+def test_projects_on_linux_unsupported(root, run_module):
+    result = run_module(resource_limits, {'projects': PROJECTS[:1], 'root': root})
+    assert result['settings'][0]['status'] == 'unsupported'
+    assert not exists(root, '/etc/project')
+
+
+def test_backup_of_every_edited_file(root, run_module):
+    put(root, OURS, '# old\n')
+    result = run_module(resource_limits, {'limits': LIMITS[:1], 'root': root, 'backup': True})
+    with open(result['backup_file']) as handle:
+        assert handle.read() == '# old\n'

@@ -208,9 +208,12 @@ def test_drift_check_exit_codes(lab, limit, code, state):
 
 def test_drift_check_report_only(lab):
     report_dir = lab['base'] / 'report-only'
+    # Formats from the environment reach the callback; drift-check adds the JSON it decides on.
+    lab = dict(lab, env=dict(lab['env'], DBHOST_DRIFT_REPORT_FORMATS='markdown'))
     done = drift_check(lab, report_dir, '--limit', 'clean,drifted', options=['--report-only'])
     assert done.returncode == 0, done.stdout + done.stderr
     assert read_report(report_dir)['summary']['state'] == 'drift'
+    assert sorted(os.listdir(str(report_dir))) == ['drift.json', 'drift.md']
 
 
 def test_drift_check_never_reads_a_stale_report(lab):

@@ -1,0 +1,153 @@
+# -*- coding: utf-8 -*-
+# Copyright: contributors to dbhost.tuning
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""execution-environment.yml and the CI examples: what can be checked without a container or a CI server.
+
+Always: the files parse, their pins match requirements/, the collection tarball they name is
+the one `ansible-galaxy collection build` makes, and installing that tarball the way the EE does
+gives a working drift_report callback. When the tools are installed: `ansible-builder create`
+writes the build context, and check-jsonschema validates the CI files against the GitLab CI and
+GitHub workflow schemas it bundles.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+CHECKOUT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..'))
+BIN = os.path.dirname(sys.executable)
+EE_FILE = os.path.join(CHECKOUT, 'execution-environment.yml')
+GITLAB = os.path.join(CHECKOUT, 'examples', 'ci', 'gitlab-ci.yml')
+GITHUB = os.path.join(CHECKOUT, 'examples', 'ci', 'github-drift.yml')
+
+
+def load(path):
+    with open(path) as stream:
+        return yaml.safe_load(stream)
+
+
+def pin(requirements, package):
+    with open(os.path.join(CHECKOUT, 'requirements', requirements)) as stream:
+        for line in stream:
+            if re.match(r'%s==' % re.escape(package), line.strip()):
+                return line.strip()
+    raise AssertionError('%s is not pinned in requirements/%s' % (package, requirements))
+
+
+def tool(name):
+    path = os.path.join(BIN, name)
+    return path if os.path.exists(path) else shutil.which(name)
+
+
+def collection_tarball_name():
+    galaxy = load(os.path.join(CHECKOUT, 'galaxy.yml'))
+    return '%s-%s-%s.tar.gz' % (galaxy['namespace'], galaxy['name'], galaxy['version'])
+
+
+@pytest.fixture(scope='module')
+def built_collection(tmp_path_factory):
+    """The collection tarball, built the way execution-environment.yml says."""
+    dist = tmp_path_factory.mktemp('ee') / 'dist'
+    done = subprocess.run([tool('ansible-galaxy'), 'collection', 'build', '--force', '--output-path', str(dist), CHECKOUT],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return dist
+
+
+def test_ee_definition_pins_and_collection():
+    ee = load(EE_FILE)
+    assert ee['version'] == 3
+    deps = ee['dependencies']
+    assert deps['ansible_core']['package_pip'] == pin('runtime.txt', 'ansible-core')
+    assert deps['ansible_runner']['package_pip'] == pin('test.txt', 'ansible-runner')
+    assert deps['python_interpreter']['python_path'].endswith('python3.11')
+    # The base image is a placeholder, overridden with --build-arg EE_BASE_IMAGE=...
+    assert '.invalid/' in ee['images']['base_image']['name']
+    tarball = collection_tarball_name()
+    assert deps['galaxy']['collections'] == [{'name': '/build/collections/' + tarball, 'type': 'file'}]
+    assert ee['additional_build_files'] == [{'src': 'dist/' + tarball, 'dest': 'collections'}]
+
+
+def test_ee_collection_installs_with_a_working_callback(built_collection, tmp_path):
+    tarball = built_collection / collection_tarball_name()
+    assert tarball.exists(), os.listdir(str(built_collection))
+    # The galaxy stage of the image: the same requirement, with /build/ where the context is.
+    requirement = load(EE_FILE)['dependencies']['galaxy']
+    requirement['collections'][0]['name'] = str(tarball)
+    requirements = tmp_path / 'requirements.yml'
+    requirements.write_text(yaml.safe_dump(requirement))
+    installed = tmp_path / 'collections'
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(installed))
+    env.pop('ANSIBLE_CONFIG', None)
+    done = subprocess.run([tool('ansible-galaxy'), 'collection', 'install', '-r', str(requirements),
+                           '-p', str(installed)], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    root = installed / 'ansible_collections' / 'dbhost' / 'tuning'
+    for path in ('plugins/callback/drift_report.py', 'scripts/drift-check', 'playbooks/drift.yml'):
+        assert (root / path).exists(), path
+    # The image's last build step.
+    done = subprocess.run([tool('ansible-doc'), '-t', 'callback', 'dbhost.tuning.drift_report'],
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert str(root) in done.stdout and 'DBHOST_DRIFT_REPORT_DIR' in done.stdout
+
+
+@pytest.mark.skipif(not tool('ansible-builder'), reason='ansible-builder is not installed')
+def test_ansible_builder_creates_the_build_context(built_collection):
+    context = built_collection.parent
+    shutil.copy(EE_FILE, str(context / 'execution-environment.yml'))
+    done = subprocess.run([tool('ansible-builder'), 'create', '-f', 'execution-environment.yml', '-c', 'context'],
+                          cwd=str(context), capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    containerfile = (context / 'context' / 'Containerfile').read_text()
+    assert 'ARG EE_BASE_IMAGE="registry.example.invalid/ee-base:latest"' in containerfile
+    assert pin('runtime.txt', 'ansible-core') in containerfile
+    assert 'ansible-doc -t callback dbhost.tuning.drift_report' in containerfile
+    assert (context / 'context' / '_build' / 'collections' / collection_tarball_name()).exists()
+
+
+def test_gitlab_example():
+    pipeline = load(GITLAB)
+    job = pipeline['drift-check']
+    assert [rule['if'] for rule in job['rules']] == ['$CI_PIPELINE_SOURCE == "schedule"', '$CI_PIPELINE_SOURCE == "web"']
+    script = ' '.join(job['script'])
+    assert 'scripts/drift-check' in script and '--report-dir "$DBHOST_DRIFT_REPORT_DIR"' in script
+    # No allow_failure: any code but 0 fails the job (drift is 3).
+    assert 'allow_failure' not in job
+    assert job['artifacts']['when'] == 'always'
+    assert job['artifacts']['reports'] == {'junit': 'drift-report/drift.xml'}
+    assert sorted(job['artifacts']['paths']) == ['drift-report/drift.json', 'drift-report/drift.md',
+                                                 'drift-report/drift.xml']
+    assert pipeline['variables']['DBHOST_DRIFT_REPORT_DIR'] == '$CI_PROJECT_DIR/drift-report'
+
+
+def test_github_example():
+    workflow = load(GITHUB)
+    assert workflow['on']['schedule'] == [{'cron': '30 2 * * *'}]
+    steps = dict((step['name'], step) for step in workflow['jobs']['drift']['steps'])
+    assert steps['Drift check']['run'].startswith('scripts/drift-check --report-dir "$DBHOST_DRIFT_REPORT_DIR"')
+    assert 'if' not in steps['Drift check'] and 'continue-on-error' not in steps['Drift check']
+    summary = steps['Publish the report as the job summary']
+    assert summary['if'] == 'always()'
+    assert 'cat "$DBHOST_DRIFT_REPORT_DIR/drift.md" >> "$GITHUB_STEP_SUMMARY"' in summary['run']
+    upload = steps['Keep the reports']
+    assert upload['if'] == 'always()' and upload['uses'].startswith('actions/upload-artifact@')
+    assert 'python -m pip install -r requirements/runtime.txt' in steps[
+        'Install ansible-core and make the checkout the dbhost.tuning collection']['run']
+
+
+@pytest.mark.skipif(not tool('check-jsonschema'), reason='check-jsonschema is not installed')
+@pytest.mark.parametrize('path, schema', [(GITLAB, 'vendor.gitlab-ci'), (GITHUB, 'vendor.github-workflows')])
+def test_ci_examples_match_their_schema(path, schema):
+    done = subprocess.run([tool('check-jsonschema'), '--builtin-schema', schema, path],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr

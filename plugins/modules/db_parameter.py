@@ -300,7 +300,7 @@ def main():
             os_user=args['os_user'], login_user=args['login_user'], login_password=args['login_password'],
             login_host=args['login_host'], login_port=args['login_port'], login_db=args['login_db'],
             fail_on_shadowed=args['fail_on_shadowed'], check_mode=module.check_mode, runner=runner,
-            which=lambda name: module.get_bin_path(name),
+            which=module.get_bin_path,
         )
         result = plan.run(module)
     except InputError as exc:

@@ -46,8 +46,8 @@ def test_hand_edited_sample_follows_every_documented_rule():
     assert not by_name['sga_target'].alone
     # parenthesised list over a backslash continuation
     control = by_name['control_files']
-    assert control.parenthesized and control.values == ['/u02/oradata/TEST/control01.ctl',
-                                                         '/u03/oradata/TEST/control02.ctl']
+    assert control.parenthesized
+    assert control.values == ['/u02/oradata/TEST/control01.ctl', '/u03/oradata/TEST/control02.ctl']
     # consecutive lines of one parameter add up
     assert pfile.resolve(entries, 'rollback_segments', 'TEST')[0] == ['rbs01', 'rbs02']
     # a backslash escapes a special character; quotes keep blanks

@@ -149,6 +149,7 @@ def write_fake_sqlplus(home, spfile_value='none', live_value='none', fail=False)
     folder = os.path.join(home, 'bin')
     os.makedirs(folder)
     script = os.path.join(folder, 'sqlplus')
+    alter = 'echo "ORA-02065: illegal option for ALTER SYSTEM"; exit 1' if fail else 'touch "$0.altered"; exit 0'
     with open(script, 'w') as handle:
         handle.write('''#!/bin/sh
 # Recorded answers of sqlplus -S / as sysdba for v$parameter / v$spparameter queries.
@@ -161,8 +162,7 @@ if [ -e "$0.altered" ]; then value=SETALL; else value=%s; fi
 echo "LIVE|filesystemio_options|FALSE|%s"
 echo "SPFILE|*|filesystemio_options|$value"
 echo "SPFILEPATH|%s/dbs/spfileorcl.ora"
-''' % ('echo "ORA-02065: illegal option for ALTER SYSTEM"; exit 1' if fail else 'touch "$0.altered"; exit 0',
-       spfile_value, live_value, home))
+''' % (alter, spfile_value, live_value, home))
     os.chmod(script, stat.S_IRWXU)
     return script
 
@@ -245,7 +245,7 @@ def _run(argv, data, environ):
     import subprocess
     env = dict(os.environ)
     env.update(environ or {})
-    proc = subprocess.run(argv, input=data, env=env, capture_output=True, text=True)
+    proc = subprocess.run(argv, input=data, env=env, capture_output=True, text=True, check=False)
     return proc.returncode, proc.stdout, proc.stderr
 
 

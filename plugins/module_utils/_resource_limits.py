@@ -18,6 +18,7 @@ __metaclass__ = type
 
 import os
 import re
+import time
 
 from ansible_collections.dbhost.tuning.plugins.module_utils import _limits as limits
 from ansible_collections.dbhost.tuning.plugins.module_utils import _platform as platforms
@@ -54,7 +55,7 @@ class ResourceLimits(object):
     def __init__(self, limits_list=None, limits_file=None, service=None, service_limits=None,
                  dropin_name=None, projects=None, root='/', backup=False, fail_on_shadowed=True,
                  check_mode=False, system_name=None, runner=None, systemd_running=None,
-                 proc_limits_reader=None):
+                 proc_limits_reader=None, clock=None):
         self.raw_limits = limits_list or []
         self.limits_file = limits_file or DEFAULT_LIMITS_FILE
         self.raw_service = service
@@ -71,6 +72,8 @@ class ResourceLimits(object):
             systemd_running = systemd.systemd_running(self.root) and runner is not None
         self.systemd_running = systemd_running
         self.read_proc_limits = proc_limits_reader or (lambda pid: read_text('/proc/%d/limits' % pid))
+        # (wall clock, monotonic clock) now, in seconds.
+        self.clock = clock or (lambda: (time.time(), time.monotonic()))
         self.desired_limits = []
         self.unit = None
         self.desired_service = {}
@@ -276,7 +279,7 @@ class ResourceLimits(object):
                 for shown, local in systemd.unit_files(self.root, self.unit, extra=shown_ours)]
 
     def _show(self):
-        properties = ['LoadState', 'ActiveState', 'MainPID', 'NeedDaemonReload']
+        properties = ['LoadState', 'ActiveState', 'MainPID', 'NeedDaemonReload', 'ExecMainStartTimestampMonotonic']
         for name in sorted(self.desired_service):
             properties.extend(limits.show_properties(name))
         argv = ['systemctl', 'show']
@@ -364,6 +367,16 @@ class ResourceLimits(object):
             live_ok = live == want
             live_needs = PENDING_RESTART
             details.append('live: the running process (MainPID %s)' % shown.get('MainPID'))
+            if not live_ok and limits.from_show(shown, name) == want and self._started_after(shown):
+                # systemd has loaded the value and started the process since, yet the process
+                # lacks it: systemd could not raise it (no CAP_SYS_RESOURCE in a container, or
+                # above the manager's own hard limit).  A restart would not help.
+                details.append('systemd has loaded %s=%s and started the process after it, but the process has %s: '
+                               'systemd could not apply it (raising a limit needs CAP_SYS_RESOURCE and a manager '
+                               'whose own hard limit allows it)' % (name, limits.show_pair(want),
+                                                                   limits.show_pair(live)))
+                return Setting(record_name, shown_path, limits.show_pair(want), limits.show_pair(live),
+                               limits.show_pair(persisted_now), FAILED, '; '.join(details))
             if not live_ok:
                 details.append('restart %s to apply it' % self.unit)
         else:
@@ -374,6 +387,22 @@ class ResourceLimits(object):
         status = decide_status(live_ok, persisted_ok, self.check_mode, live_needs=live_needs, shadowed=shadowed)
         return Setting(record_name, shown_path, limits.show_pair(want), limits.show_pair(live),
                        limits.show_pair(persisted_now), status, '; '.join(details))
+
+    def _started_after(self, shown):
+        """True when the service's main process started after every file of the unit was written."""
+        started = shown.get('ExecMainStartTimestampMonotonic', '')
+        if not started.isdigit() or int(started) == 0:
+            return False
+        newest = 0.0
+        for path, local in systemd.unit_files(self.root, self.unit):
+            try:
+                newest = max(newest, os.stat(local).st_mtime)
+            except OSError:
+                continue
+        # The file's wall-clock time on the monotonic clock systemd reports (both CLOCK_MONOTONIC).
+        wall, monotonic = self.clock()
+        newest_monotonic = monotonic - (wall - newest)
+        return int(started) / 1e6 > newest_monotonic + 1
 
     # ---- /etc/project
     def _plan_projects(self):

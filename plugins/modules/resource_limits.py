@@ -33,6 +33,11 @@ description:
     A service that is not running needs no restart - its live value is what systemd will give it at start
     (C(systemctl show -p LimitMEMLOCK -p LimitMEMLOCKSoft)). Values compare as systemd reads them - C(64M) equals
     C(67108864), C(infinity) equals C(infinity:infinity).
+  - C(systemctl show) only tells what systemd has loaded, not what the process got. When systemd has loaded the
+    limit and started the service after the drop-in was written, yet the process still lacks it, the record is
+    C(failed) - systemd could not raise the limit (it needs C(CAP_SYS_RESOURCE) and its own hard limit must allow
+    it; in an unprivileged-resource container C(LimitMEMLOCK=infinity) shows in C(systemctl show) while the
+    process keeps the old limit).
   - O(projects) (SunOS) - project entries and resource controls (C(project.max-shm-memory=(privileged,8589934592,deny)))
     in C(/etc/project), edited as a file and not through C(projmod) - the file edit works on a mounted image
     (O(root)), gives an exact diff and check mode, keeps comments and the other projects byte for byte, and changes
@@ -214,7 +219,8 @@ settings:
     status:
       description: >-
         V(ok), V(changed), V(drift) (check mode), V(pending_restart) (the running service still has the old limit),
-        V(shadowed), V(unsupported), or V(failed) (daemon-reload failed).
+        V(shadowed), V(unsupported), or V(failed) (daemon-reload failed, or systemd started the service after
+        loading the limit and the process still lacks it - systemd could not raise it).
       type: str
       sample: pending_restart
     detail:

@@ -9,6 +9,7 @@ __metaclass__ = type
 
 import hashlib
 import os
+import time
 
 import pytest
 
@@ -154,8 +155,9 @@ def test_limits_conflicting_items_and_bad_file(root, run_module):
 class FakeSystemd(object):
     """Answers systemctl show from the unit's files as loaded at the last daemon-reload."""
 
-    def __init__(self, root, main_pid=0, proc_limits=PROC_LIMITS, load_state='loaded', reload_rc=0):
+    def __init__(self, root, main_pid=0, proc_limits=PROC_LIMITS, load_state='loaded', reload_rc=0, start_usec=0):
         self.root = root
+        self.start_usec = start_usec
         self.main_pid = main_pid
         self.proc_limits = proc_limits
         self.load_state = load_state
@@ -182,7 +184,7 @@ class FakeSystemd(object):
         memlock = plan_module.limits.parse_systemd_limit('LimitMEMLOCK', self.loaded['LimitMEMLOCK'] or '8M')
         nofile = plan_module.limits.parse_systemd_limit('LimitNOFILE', self.loaded['LimitNOFILE'] or '1024:524288')
         lines = ['LoadState=%s' % self.load_state, 'ActiveState=%s' % ('active' if self.main_pid else 'inactive'),
-                 'MainPID=%d' % self.main_pid,
+                 'MainPID=%d' % self.main_pid, 'ExecMainStartTimestampMonotonic=%d' % self.start_usec,
                  'NeedDaemonReload=%s' % ('yes' if self.loaded != self._files_value() else 'no'),
                  'LimitMEMLOCK=%s' % memlock[1], 'LimitMEMLOCKSoft=%s' % memlock[0],
                  'LimitNOFILE=%s' % nofile[1], 'LimitNOFILESoft=%s' % nofile[0]]
@@ -198,8 +200,8 @@ def run_plan(root, fake, check_mode=False, **options):
     args.update(options)
     plan = plan_module.ResourceLimits(root=root, check_mode=check_mode, runner=fake, systemd_running=True,
                                       proc_limits_reader=lambda pid: fake.proc_limits, **args)
-    result = plan.run()
-    return plan, result.as_dict()
+    plan.result = plan.run()
+    return plan, plan.result.as_dict()
 
 
 def test_service_check_mode_changes_nothing(root):
@@ -244,6 +246,22 @@ def test_service_running_needs_restart_until_process_has_the_limit(root):
         .replace('1024                 524288', '65536                65536 ')
     plan, done = run_plan(root, fake)
     assert [s['status'] for s in done['settings']] == ['ok', 'ok'] and done['restart_required'] is False
+
+
+def test_service_started_after_config_but_lacking_the_limit_is_failed(root):
+    # Seen in podman containers: systemd loads LimitMEMLOCK=infinity, restarts the service,
+    # and the process keeps 8M because the manager cannot raise its own hard limit.
+    fake = FakeSystemd(root, main_pid=4242)
+    run_plan(root, fake)
+    fake.start_usec = int((time.monotonic() + 5) * 1e6)  # restarted after the drop-in was written
+    plan, result = run_plan(root, fake)
+    rec = records(result)['postgresql.service LimitMEMLOCK']
+    assert rec['status'] == 'failed' and 'systemd could not apply it' in rec['detail']
+    assert 'postgresql.service LimitMEMLOCK' in plan.failure_message(plan.result)
+    # Started before the drop-in was written: only a restart is missing.
+    fake.start_usec = int((time.monotonic() - 3600) * 1e6)
+    plan, result = run_plan(root, fake)
+    assert records(result)['postgresql.service LimitMEMLOCK']['status'] == 'pending_restart'
 
 
 def test_service_size_spellings_compare_equal(root):

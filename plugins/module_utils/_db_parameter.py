@@ -817,6 +817,9 @@ class DbParameter(object):
         engine.load(new_texts)
         after = dict((key, engine.persisted(key)) for key in self.desired)
 
+        # A value another file sets after ours cannot become live by a reload: not waited for.
+        shadowed = set(key for key in self.desired
+                       if not engine.same(key, after[key][0], self.desired[key], live.get(key)))
         reloaded = None
         if not self.check_mode:
             for change in file_changes:
@@ -824,7 +827,7 @@ class DbParameter(object):
                 if backup_name:
                     self.backup_files.append(backup_name)
             if isinstance(engine, PostgresqlEngine) and self.reload and live:
-                reloaded = self._pg_reload(engine, live)
+                reloaded = self._pg_reload(engine, live, shadowed)
         for key in sorted(self.desired):
             result.add(self._record(engine, key, before[key], after[key], live, live_reason,
                                     written.get(key), reloaded))
@@ -835,9 +838,10 @@ class DbParameter(object):
             result.extra['backup_files'] = list(self.backup_files)
         return result
 
-    def _pg_reload(self, engine, live):
+    def _pg_reload(self, engine, live, shadowed):
         """Reload when a dynamic parameter's live value differs; return the values read back."""
-        pending = [key for key in self.desired if self._pg_dynamic_differs(engine, key, live.get(key))]
+        pending = [key for key in self.desired
+                   if key not in shadowed and self._pg_dynamic_differs(engine, key, live.get(key))]
         if not pending:
             return None
         try:
@@ -874,7 +878,15 @@ class DbParameter(object):
         live_needs = PENDING_RESTART if (engine.live_always_needs_restart or static) else None
         live_value = info.value if info is not None else None
         live_ok = engine.same(key, live_value, want, info) if info is not None else None
-        if info is None:
+        shadowed = not engine.same(key, after_value, want, info)
+        if shadowed:
+            if reloaded and key in reloaded:
+                live_value = reloaded[key].value
+            details.append('%s sets %r and wins over %s' % (after_where, engine.show(after_value), target))
+            self.shadowed.append((key, after_where))
+            if info is None:
+                details.append(unknown)
+        elif info is None:
             details.append(unknown)
             if written and live_needs:
                 live_ok = False  # the running server has not read what we just wrote
@@ -901,12 +913,7 @@ class DbParameter(object):
                                FAILED, '; '.join(details))
             details.append('applied by reloading the configuration')
         persisted_ok = engine.same(key, before_value, want, info)
-        shadowed = False
-        if not engine.same(key, after_value, want, info):
-            shadowed = True
-            details.append('%s sets %r and wins over %s' % (after_where, engine.show(after_value), target))
-            self.shadowed.append((key, after_where))
-        elif not written and before_where:
+        if not shadowed and not written and before_where:
             details.append('persisted at %s' % before_where)
         status = decide_status(live_ok, persisted_ok, self.check_mode, live_needs=live_needs, shadowed=shadowed)
         return Setting(key, target, shown_want, engine.show(live_value), engine.show(persisted_value), status,

@@ -12,7 +12,7 @@ type: aggregate
 short_description: Write drift reports (JSON, JUnit XML, Markdown) from the collection's setting records
 version_added: 0.1.0
 description:
-  - Collects the O(settings) records that every C(dbhost.tuning) module returns
+  - Collects the C(settings) records that every C(dbhost.tuning) module returns
     (C({name, target, desired, live, persisted, status, detail})) from every task result, including
     failed task results and the items of a loop, and writes them per host when the playbook ends.
   - C(drift.json) holds host -> records (each with the task name and the module), the state of every
@@ -324,8 +324,8 @@ def render_junit(report):
             module = str(record.get('module') or '').rsplit('.', 1)[-1] or 'settings'
             case = element(suite, 'testcase', name=name, classname='%s.%s' % (host, module))
             counts['tests'] += 1
-            text = 'task: %s\nmodule: %s\ntarget: %s\n' % (record.get('task'), record.get('module'),
-                                                            format_value(record.get('target')))
+            text = 'task: %s\nmodule: %s\ntarget: %s\n' % (
+                record.get('task'), record.get('module'), format_value(record.get('target')))
             if record.get('item') is not None:
                 text += 'item: %s\n' % format_value(record['item'])
             if record.get('detail'):

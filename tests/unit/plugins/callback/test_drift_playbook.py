@@ -27,6 +27,7 @@ import xmlschema
 CHECKOUT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..', '..'))
 FIXTURES = os.path.join(CHECKOUT, 'tests', 'unit', 'fixtures', 'drift')
 DRIFT_CHECK = os.path.join(CHECKOUT, 'scripts', 'drift-check')
+DRIFT_CHECK_PY = os.path.join(CHECKOUT, 'scripts', 'drift_check.py')
 BIN = os.path.dirname(sys.executable)
 ANSIBLE_PLAYBOOK = os.path.join(BIN, 'ansible-playbook')
 
@@ -68,7 +69,7 @@ PLAYBOOK = textwrap.dedent('''\
 
 
 def load_drift_check():
-    loader = importlib.machinery.SourceFileLoader('drift_check', DRIFT_CHECK)
+    loader = importlib.machinery.SourceFileLoader('drift_check', DRIFT_CHECK_PY)
     spec = importlib.util.spec_from_loader('drift_check', loader)
     module = importlib.util.module_from_spec(spec)
     loader.exec_module(module)
@@ -145,10 +146,10 @@ def lab(tmp_path_factory):
 
 def drift_check(lab, report_dir, *extra, **kwargs):
     playbook = kwargs.get('playbook', lab['playbook'])
-    command = [sys.executable, DRIFT_CHECK, '--playbook', playbook, '--report-dir', str(report_dir)]
+    command = [DRIFT_CHECK, '--playbook', playbook, '--report-dir', str(report_dir)]
     command += list(kwargs.get('options', []))
     command += ['--', '-i', lab['inventory'], '-f', '4'] + list(extra)
-    return subprocess.run(command, env=lab['env'], capture_output=True, text=True, timeout=300)
+    return subprocess.run(command, env=lab['env'], capture_output=True, text=True, timeout=300, check=False)
 
 
 def read_report(folder):
@@ -162,7 +163,7 @@ def test_callback_with_forks_unreachable_failed_and_loops(lab):
     env = dict(lab['env'], ANSIBLE_CALLBACKS_ENABLED='dbhost.tuning.drift_report',
                DBHOST_DRIFT_REPORT_DIR=str(report_dir))
     done = subprocess.run([ANSIBLE_PLAYBOOK, lab['playbook'], '-i', lab['inventory'], '-f', '4', '--check'],
-                          env=env, capture_output=True, text=True, timeout=300)
+                          env=env, capture_output=True, text=True, timeout=300, check=False)
     # ansible-playbook itself: a failed host (the gate and the bad input) and an unreachable one.
     assert done.returncode in (2, 4), done.stdout + done.stderr
     report = read_report(report_dir)
@@ -230,11 +231,11 @@ def test_drift_check_never_reads_a_stale_report(lab):
 
 
 def test_drift_check_bad_usage_is_no_verdict(lab):
-    done = subprocess.run([sys.executable, DRIFT_CHECK, '--no-such-option'], env=lab['env'],
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run([DRIFT_CHECK, '--no-such-option'], env=lab['env'],
+                          capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 1 and 'unrecognized arguments' in done.stderr
-    done = subprocess.run([sys.executable, DRIFT_CHECK, '--playbook', '/nonexistent.yml'], env=lab['env'],
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run([DRIFT_CHECK, '--playbook', '/nonexistent.yml'], env=lab['env'],
+                          capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 1 and 'no playbook at /nonexistent.yml' in done.stderr
 
 

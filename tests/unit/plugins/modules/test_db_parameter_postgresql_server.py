@@ -1,0 +1,116 @@
+# -*- coding: utf-8 -*-
+"""db_parameter against a real PostgreSQL server: a throwaway cluster made with initdb.
+
+Runs where PostgreSQL's server binaries are installed (Debian: apt-get install postgresql);
+elsewhere it is skipped with the reason.  As root, the server and psql run as the
+postgres user, as the module does by default.
+"""
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import glob
+import os
+import pwd
+import shutil
+import subprocess
+import tempfile
+
+import pytest
+
+from ansible_collections.dbhost.tuning.plugins.module_utils import _db_parameter as dbp
+
+BINARIES = sorted(glob.glob('/usr/lib/postgresql/*/bin/initdb'))
+
+
+def _as_postgres(argv):
+    if os.geteuid() == 0:
+        return ['runuser', '-u', 'postgres', '--'] + argv
+    return argv
+
+
+def _run(argv, data=None, environ=None):
+    env = dict(os.environ)
+    env.update(environ or {})
+    proc = subprocess.run(argv, input=data, env=env, capture_output=True, text=True, cwd='/', check=False)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+@pytest.fixture
+def cluster():
+    if not BINARIES:
+        pytest.skip('no PostgreSQL server binaries under /usr/lib/postgresql')
+    if os.geteuid() == 0:
+        try:
+            owner = pwd.getpwnam('postgres')
+        except KeyError:
+            pytest.skip('running as root without a postgres user')
+    bindir = os.path.dirname(BINARIES[-1])
+    base = tempfile.mkdtemp(prefix='dbhost-pg-', dir='/tmp')
+    if os.geteuid() == 0:
+        os.chown(base, owner.pw_uid, owner.pw_gid)
+    data = os.path.join(base, 'data')
+    port = 20000 + os.getpid() % 20000
+    rc, out, err = _run(_as_postgres([os.path.join(bindir, 'initdb'), '-D', data, '-A', 'trust', '-U', 'postgres',
+                                      '--no-sync']))
+    assert rc == 0, err
+    with open(os.path.join(data, 'postgresql.conf'), 'a') as handle:
+        handle.write("listen_addresses = ''\nport = %d\nunix_socket_directories = '%s'\n" % (port, base))
+    pg_ctl = _as_postgres([os.path.join(bindir, 'pg_ctl'), '-D', data, '-w', '-l', os.path.join(base, 'log')])
+    rc, out, err = _run(pg_ctl + ['start'])
+    assert rc == 0, out + err
+    try:
+        yield {'base': base, 'data': data, 'port': port, 'bindir': bindir, 'pg_ctl': pg_ctl}
+    finally:
+        _run(pg_ctl + ['-m', 'fast', 'stop'])
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def _plan(cluster, params, check_mode=False):
+    return dbp.DbParameter(
+        'postgresql', params, path=os.path.join(cluster['data'], 'postgresql.conf'), login_host=cluster['base'],
+        login_port=cluster['port'], check_mode=check_mode, runner=_run, fail_on_shadowed=False,
+        which=lambda name: os.path.join(cluster['bindir'], name))
+
+
+def _psql(cluster, sql):
+    rc, out, err = _run(_as_postgres([os.path.join(cluster['bindir'], 'psql'), '-XAtq', '-h', cluster['base'],
+                                      '-p', str(cluster['port']), '-d', 'postgres', '-c', sql]))
+    assert rc == 0, err
+    return out.strip()
+
+
+def test_real_server_static_dynamic_shadowed_and_restart(cluster):
+    conf = os.path.join(cluster['data'], 'postgresql.conf')
+    with open(conf) as handle:
+        original = handle.read()
+    params = {'shared_buffers': '64MB', 'work_mem': '8MB', 'maintenance_work_mem': '128MB'}
+    _psql(cluster, "ALTER SYSTEM SET maintenance_work_mem = '96MB'")
+    _psql(cluster, 'SELECT pg_reload_conf()')
+
+    check = _plan(cluster, params, check_mode=True).run()
+    with open(conf) as handle:
+        assert handle.read() == original
+    assert dict((s.name, s.status) for s in check.settings) == {
+        'maintenance_work_mem': 'shadowed', 'shared_buffers': 'drift', 'work_mem': 'drift'}
+
+    result = _plan(cluster, params).run()
+    by_name = dict((s.name, s) for s in result.settings)
+    assert by_name['work_mem'].status == 'changed' and by_name['work_mem'].live == '8MB'
+    assert by_name['shared_buffers'].status == 'pending_restart' and by_name['shared_buffers'].live == '128MB'
+    assert by_name['maintenance_work_mem'].status == 'shadowed'
+    assert 'postgresql.auto.conf' in by_name['maintenance_work_mem'].detail
+    assert result.restart_required is True and result.changed is True
+    assert _psql(cluster, 'SHOW work_mem') == '8MB'
+    assert _psql(cluster, "SELECT pending_restart FROM pg_settings WHERE name = 'shared_buffers'") == 't'
+
+    again = _plan(cluster, {'shared_buffers': '65536kB', 'work_mem': '8192kB'}).run()
+    assert again.changed is False
+    assert [s.status for s in again.settings] == ['pending_restart', 'ok']
+
+    rc, out, err = _run(cluster['pg_ctl'] + ['-m', 'fast', 'restart'])
+    assert rc == 0, out + err
+    after_restart = _plan(cluster, params).run()
+    assert dict((s.name, s.status) for s in after_restart.settings) == {
+        'maintenance_work_mem': 'shadowed', 'shared_buffers': 'ok', 'work_mem': 'ok'}
+    assert after_restart.restart_required is False and after_restart.changed is False

@@ -62,7 +62,8 @@ class ConfigFile(object):
 class LiveValue(object):
     """What the running server says about one parameter."""
 
-    def __init__(self, value, static=None, unit=None, known=True, read_only=False):
+    def __init__(self, value, static=None, unit=None, known=True, read_only=False, reason=None):
+        self.reason = reason
         self.value = value
         self.static = static
         self.unit = unit
@@ -229,7 +230,6 @@ class OracleEngine(Engine):
             values, entries = pfile.resolve(self.entries, 'spfile', self.sid)
             if values:
                 self.spfile = self.oracle_home_path(values[0])
-                self.notes.append('%s points to the spfile %s' % (plan.path, self.spfile))
         if self.spfile or plan.path is None:
             self.mode = 'spfile'
         if plan.oracle_home:
@@ -404,8 +404,7 @@ class PostgresqlEngine(Engine):
         if text is None:
             if required:
                 raise InputError('%s includes %s, which does not exist (the server would not start)' % (origin, shown))
-            self.notes.append('%s: %s does not exist' % (origin, shown))
-            return
+            return  # include_if_exists: a missing file is normal
         self.add_file(shown, text)
         for entry in self._parse_into(shown, text):
             where = '%s line %d' % (shown, entry.line)
@@ -604,8 +603,7 @@ class MysqlEngine(Engine):
             try:
                 value = self._query('SELECT @@GLOBAL.%s' % key)
             except OSError as exc:
-                live[key] = LiveValue(None, known=False)
-                self.notes.append('%s: %s' % (key, exc))
+                live[key] = LiveValue(None, known=False, reason=str(exc))
                 continue
             live[key] = LiveValue(None if value == 'NULL' else value)
         return live
@@ -773,6 +771,8 @@ class DbParameter(object):
 
     def _live_info(self, live, live_reason, key):
         info = live.get(key)
+        if info is not None and info.reason:
+            return None, 'live value unknown: %s' % info.reason
         if info is None or not info.known:
             if live_reason:
                 return None, 'live value unknown: %s' % live_reason
@@ -833,6 +833,7 @@ class DbParameter(object):
                                     written.get(key), reloaded))
         result.extra['engine'] = engine.name
         result.extra['files'] = files_read
+        result.warnings.extend(sorted(set(engine.notes)))
         if self.backup_files:
             result.extra['backup_file'] = self.backup_files[0]
             result.extra['backup_files'] = list(self.backup_files)
@@ -964,6 +965,8 @@ class DbParameter(object):
                                            statements[key], engine.show(persisted_now))))
                     continue
                 details.append('%s %s' % ('would run' if self.check_mode else 'ran', statements[key]))
+            if self.path is not None:
+                details.append('%s is left as it is: the instance starts from the spfile' % self.path)
             live_ok = engine.same(key, info.value, want) if info is not None else None
             if info is None:
                 details.append('live value unknown: the instance does not report %s' % key)

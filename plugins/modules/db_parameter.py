@@ -306,6 +306,9 @@ def main():
     except InputError as exc:
         module.fail_json(msg=str(exc))
     output = result.as_dict()
+    # Ansible 2.19 deprecates a warnings key in the result: hand them to module.warn().
+    for warning in output.pop('warnings', []):
+        module.warn(warning)
     problem = plan.failure_message(result)
     if problem:
         module.fail_json(msg=problem, **output)

@@ -380,7 +380,7 @@ def test_mysql_new_section_and_live_values(tmp_path):
     assert by_name['innodb_flush_method'].status == 'pending_restart'
     assert by_name['innodb_flush_method'].live == 'fsync'
     assert by_name['innodb_buffer_pool_size'].live == '1073741824'
-    assert by_name['nosuch'].live is None and 'live value unknown' in by_name['nosuch'].detail
+    assert by_name['nosuch'].live is None and 'Unknown system variable' in by_name['nosuch'].detail
     argv, data, environ = runner.calls[0]
     assert argv[:3] == ['/usr/bin/mysql', '-N', '-B'] and 's3cret' not in argv and environ == {'MYSQL_PWD': 's3cret'}
 
@@ -473,3 +473,52 @@ def test_postgresql_value_shadowed_by_auto_conf_is_not_waited_for_after_reload(t
     assert 'postgresql.auto.conf line 2' in by_name['maintenance_work_mem'].detail
     assert reloads == [True] and len(runner.calls) == 3   # read, reload, read back once
     assert 'shadowed' in run.failure_message(result)
+
+
+def test_mysql_missing_includedir_is_a_warning(tmp_path, run_module):
+    path = str(tmp_path / 'my.cnf')
+    with open(path, 'w') as handle:
+        handle.write('[mysqld]\ninnodb_flush_method = O_DIRECT\n!includedir %s/missing.d\n' % tmp_path)
+    result = run_module(db_parameter, {'engine': 'mysql', 'path': path, 'read_live': False,
+                                       'params': {'innodb_flush_method': 'O_DIRECT'}})
+    assert result['changed'] is False and records(result)['innodb_flush_method']['status'] == 'ok'
+    assert 'missing.d does not exist' in str(result['warnings'])
+    assert 'deprecations' not in result
+
+
+def test_pfile_with_the_instance_down_says_why_live_is_unknown(tmp_path):
+    home = str(tmp_path / 'dbhome')
+    os.makedirs(os.path.join(home, 'bin'))
+    os.makedirs(os.path.join(home, 'dbs'))
+    sqlplus = os.path.join(home, 'bin', 'sqlplus')
+    with open(sqlplus, 'w') as handle:
+        handle.write('#!/bin/sh\ncat >/dev/null\necho "ERROR:"\necho "ORA-01034: ORACLE not available"\nexit 1\n')
+    os.chmod(sqlplus, stat.S_IRWXU)
+    path = os.path.join(home, 'dbs', 'initorcl.ora')
+    with open(path, 'w') as handle:
+        handle.write("*.db_name='orcl'\n")
+    result = dbp.DbParameter('oracle', {'filesystemio_options': 'SETALL'}, path=path, oracle_home=home,
+                             oracle_sid='orcl', euid=1000, runner=_run).run()
+    record = result.settings[0]
+    assert record.status == 'pending_restart' and record.live is None
+    assert 'ORA-01034' in record.detail
+    with open(path) as handle:
+        assert handle.read() == "*.db_name='orcl'\n*.filesystemio_options='SETALL'\n"
+
+
+def test_spfile_with_a_pfile_given_leaves_the_pfile(tmp_path, run_module):
+    home = str(tmp_path / 'dbhome')
+    os.makedirs(os.path.join(home, 'dbs'))
+    write_fake_sqlplus(home)
+    with open(os.path.join(home, 'dbs', 'spfileorcl.ora'), 'wb') as handle:
+        handle.write(b'\x00binary spfile')
+    pfile_path = os.path.join(home, 'dbs', 'initorcl.ora')
+    with open(pfile_path, 'w') as handle:
+        handle.write("*.filesystemio_options='none'\n")
+    result = run_module(db_parameter, {'engine': 'oracle', 'path': pfile_path, 'oracle_home': home,
+                                       'oracle_sid': 'orcl', 'params': {'filesystemio_options': 'SETALL'}})
+    record = records(result)['filesystemio_options']
+    assert record['status'] == 'pending_restart' and record['target'] == home + '/dbs/spfileorcl.ora'
+    assert 'is left as it is' in record['detail']
+    with open(pfile_path) as handle:
+        assert handle.read() == "*.filesystemio_options='none'\n"

@@ -102,8 +102,9 @@ def verdict(report, report_only=False):
 def describe(report):
     summary = report['summary']
     hosts = report.get('hosts', {})
-    lines = ['drift-check: %s: %d hosts (%d clean, %d drift, %d failed, %d unreachable), %d of %d settings drifted' % (
-        summary['state'], summary.get('hosts', 0), summary.get('clean', 0), summary.get('drift', 0),
+    hosts_count = summary.get('hosts', 0)
+    lines = ['drift-check: %s: %d host%s (%d clean, %d drift, %d failed, %d unreachable), %d of %d settings drifted' % (
+        summary['state'], hosts_count, '' if hosts_count == 1 else 's', summary.get('clean', 0), summary.get('drift', 0),
         summary.get('failed', 0), summary.get('unreachable', 0), summary.get('drifted', 0), summary.get('settings', 0))]
     for name in sorted(hosts):
         if hosts[name].get('state') != 'clean':

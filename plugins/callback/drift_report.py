@@ -107,6 +107,10 @@ ECHO_ACTIONS = frozenset((
 _XML_INVALID = re.compile(u'[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]')
 
 
+def plural(count, noun):
+    return '%d %s%s' % (count, noun, '' if count == 1 else 's')
+
+
 def is_clean(status):
     return status in CLEAN_STATUSES
 
@@ -368,9 +372,9 @@ def render_markdown(report):
     lines = [
         '# Drift report: %s' % summary['state'],
         '',
-        '%d hosts: %d clean, %d drift, %d failed, %d unreachable. %d settings checked, %d drifted.' % (
-            summary['hosts'], summary['clean'], summary['drift'], summary['failed'], summary['unreachable'],
-            summary['settings'], summary['drifted']),
+        '%s: %d clean, %d drift, %d failed, %d unreachable. %s checked, %d drifted.' % (
+            plural(summary['hosts'], 'host'), summary['clean'], summary['drift'], summary['failed'], summary['unreachable'],
+            plural(summary['settings'], 'setting'), summary['drifted']),
         '',
     ]
     problems = [(host, entry) for host, entry in sorted(report['hosts'].items()) if entry['errors']]
@@ -408,9 +412,9 @@ def render_terminal(report, mode='full'):
     """Plain-text tables per host for the end of the run; returns (line, state) pairs."""
     lines = []
     summary = report['summary']
-    lines.append(('drift report: %s (%d hosts: %d clean, %d drift, %d failed, %d unreachable; '
+    lines.append(('drift report: %s (%s: %d clean, %d drift, %d failed, %d unreachable; '
                   '%d of %d settings drifted)' % (
-                      summary['state'], summary['hosts'], summary['clean'], summary['drift'], summary['failed'],
+                      summary['state'], plural(summary['hosts'], 'host'), summary['clean'], summary['drift'], summary['failed'],
                       summary['unreachable'], summary['drifted'], summary['settings']), summary['state']))
     header = ('setting', 'desired', 'live', 'persisted', 'status')
     for host, entry in sorted(report['hosts'].items()):

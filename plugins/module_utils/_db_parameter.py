@@ -583,7 +583,9 @@ class MysqlEngine(Engine):
     def _query(self, sql):
         plan = self.plan
         argv = [self.client(), '-N', '-B']
-        if plan.login_host:
+        if plan.login_host and plan.login_host.startswith('/'):
+            argv += ['-S', plan.login_host]  # a socket file, as psql takes a socket folder
+        elif plan.login_host:
             argv += ['-h', plan.login_host]
         if plan.login_port:
             argv += ['-P', str(plan.login_port)]

@@ -112,7 +112,9 @@ options:
     description: Password for O(login_user), passed in the client's environment, never on its command line.
     type: str
   login_host:
-    description: Host or socket folder for psql (C(-h)) or mysql (C(-h)).
+    description:
+      - Host for psql (C(-h)) or mysql (C(-h)). An absolute path names psql's socket folder or mysql's socket
+        file (C(-S)).
     type: str
   login_port:
     description: Port for psql (C(-p)) or mysql (C(-P)).

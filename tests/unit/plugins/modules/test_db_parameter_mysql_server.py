@@ -1,0 +1,131 @@
+# -*- coding: utf-8 -*-
+"""db_parameter against a real MariaDB/MySQL server started on a throwaway data directory.
+
+Runs where mariadbd (or mysqld) and mariadb-install-db are installed, as root (the server
+runs as the mysql user, and root logs in through the unix socket); elsewhere it is skipped.
+"""
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+import pwd
+import shutil
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+from ansible_collections.dbhost.tuning.plugins.module_utils import _db_parameter as dbp
+
+SERVER = shutil.which('mariadbd', path='/usr/sbin:/usr/bin') or shutil.which('mysqld', path='/usr/sbin:/usr/bin')
+INSTALL_DB = shutil.which('mariadb-install-db') or shutil.which('mysql_install_db')
+CLIENT = shutil.which('mysql') or shutil.which('mariadb')
+
+CNF = '''[client-server]
+socket = {base}/mysqld.sock
+
+[mysqld]
+datadir = {base}/data
+pid-file = {base}/mysqld.pid
+log-error = {base}/error.log
+skip-networking
+user = mysql
+innodb_flush_method = fsync
+innodb-buffer-pool-size = 32M   # small: a test server
+max_connections = 20
+
+[mariadb-10.6]
+max_connections = 30
+'''
+
+
+def _run(argv, data=None, environ=None):
+    env = dict(os.environ)
+    env.update(environ or {})
+    proc = subprocess.run(argv, input=data, env=env, capture_output=True, text=True, cwd='/', check=False)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def _start(cnf, base):
+    server = subprocess.Popen([SERVER, '--defaults-file=%s' % cnf], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    for dummy in range(100):
+        if os.path.exists(os.path.join(base, 'mysqld.sock')):
+            rc, out, err = _run([CLIENT, '-S', os.path.join(base, 'mysqld.sock'), '-N', '-B', '-e', 'SELECT 1'])
+            if rc == 0:
+                return server
+        time.sleep(0.2)
+    server.terminate()
+    with open(os.path.join(base, 'error.log')) as handle:
+        raise AssertionError('the server did not start: %s' % handle.read()[-2000:])
+
+
+def _stop(server):
+    server.terminate()
+    server.wait(60)
+
+
+@pytest.fixture
+def server():
+    if not (SERVER and INSTALL_DB and CLIENT):
+        pytest.skip('no MariaDB/MySQL server, install-db tool and client installed')
+    if os.geteuid() != 0:
+        pytest.skip('needs root: the server runs as the mysql user and root logs in through the socket')
+    try:
+        mysql = pwd.getpwnam('mysql')
+    except KeyError:
+        pytest.skip('no mysql user')
+    base = tempfile.mkdtemp(prefix='dbhost-my-', dir='/tmp')
+    os.chown(base, mysql.pw_uid, mysql.pw_gid)
+    cnf = os.path.join(base, 'my.cnf')
+    with open(cnf, 'w') as handle:
+        handle.write(CNF.format(base=base))
+    rc, out, err = _run([INSTALL_DB, '--defaults-file=%s' % cnf, '--skip-test-db',
+                         '--auth-root-authentication-method=socket'])
+    assert rc == 0, out + err
+    state = {'base': base, 'cnf': cnf, 'process': _start(cnf, base)}
+    try:
+        yield state
+    finally:
+        _stop(state['process'])
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def _plan(server, params, check_mode=False):
+    return dbp.DbParameter('mysql', params, path=server['cnf'], login_host=os.path.join(server['base'], 'mysqld.sock'),
+                           check_mode=check_mode, runner=_run, which=lambda name: CLIENT)
+
+
+def test_real_server_persisted_live_and_restart(server):
+    with open(server['cnf']) as handle:
+        original = handle.read()
+    params = {'innodb_flush_method': 'O_DIRECT', 'innodb_buffer_pool_size': '33554432', 'max_connections': 40}
+    check = _plan(server, params, check_mode=True).run()
+    with open(server['cnf']) as handle:
+        assert handle.read() == original
+    by_name = dict((s.name, s) for s in check.settings)
+    assert by_name['innodb_flush_method'].status == 'drift' and by_name['innodb_flush_method'].live == 'fsync'
+    assert by_name['innodb_buffer_pool_size'].status == 'ok'        # 32M is 33554432
+    assert by_name['max_connections'].live == '20'                  # [mariadb-10.6] is not read by 10.11
+
+    result = _plan(server, params).run()
+    with open(server['cnf']) as handle:
+        edited = handle.read()
+    assert edited == original.replace('innodb_flush_method = fsync', 'innodb_flush_method = O_DIRECT').replace(
+        'max_connections = 20', 'max_connections = 40')
+    assert [(s.name, s.status) for s in result.settings] == [
+        ('innodb_buffer_pool_size', 'ok'), ('innodb_flush_method', 'pending_restart'),
+        ('max_connections', 'pending_restart')]
+    assert result.restart_required is True
+
+    again = _plan(server, params).run()
+    assert again.changed is False and again.restart_required is True
+
+    _stop(server['process'])
+    server['process'] = _start(server['cnf'], server['base'])
+    after_restart = _plan(server, params).run()
+    assert [(s.status, s.live) for s in after_restart.settings] == [
+        ('ok', '33554432'), ('ok', 'O_DIRECT'), ('ok', '40')]
+    assert after_restart.restart_required is False and after_restart.changed is False

@@ -83,10 +83,11 @@ def _plain_value(raw, name):
         if bad in raw:
             raise InputError('params %r: the value contains %s' % (name, what))
     text = raw.strip()
-    if text[:1] in ('"', "'") or text[-1:] in ('"', "'"):
-        if len(text) >= 2 and text[0] == text[-1] and text[0] not in text[1:-1]:
-            text = text[1:-1]
-        else:
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in '"\'' and text[0] not in text[1:-1]:
+        return text[1:-1]  # 'SETALL' given with its quotes
+    for quote in ('"', "'"):
+        # A value that opens or closes with a quote it never balances was cut or mistyped.
+        if (text.startswith(quote) or text.endswith(quote)) and text.count(quote) % 2:
             raise InputError('params %r: quote mismatch in %r' % (name, raw))
     return text
 

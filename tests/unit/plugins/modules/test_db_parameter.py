@@ -522,3 +522,18 @@ def test_spfile_with_a_pfile_given_leaves_the_pfile(tmp_path, run_module):
     assert 'is left as it is' in record['detail']
     with open(pfile_path) as handle:
         assert handle.read() == "*.filesystemio_options='none'\n"
+
+
+@pytest.mark.parametrize('raw, text', [
+    ("'SETALL'", 'SETALL'), ('"SETALL"', 'SETALL'), ('"$user", public', '"$user", public'), ("it's", "it's"),
+    (' 4GB ', '4GB'), (8192, '8192'),
+])
+def test_values_taken_as_given_or_unquoted_once(raw, text):
+    assert dbp._plain_value(raw, 'x') == text
+
+
+@pytest.mark.parametrize('raw', ["'SETALL", 'SETALL"', "'a'b'", '"x" "y'])
+def test_unbalanced_quotes_are_refused(raw):
+    with pytest.raises(dbp.InputError) as error:
+        dbp._plain_value(raw, 'x')
+    assert 'quote mismatch' in str(error.value)

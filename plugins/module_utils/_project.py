@@ -112,8 +112,9 @@ def parse(text):
 
 def format_line(project):
     attributes = ';'.join(name if value is None else '%s=%s' % (name, value) for name, value in project.attributes)
-    return '%s:%d:%s:%s:%s:%s' % (project.name, project.id, project.comment, ','.join(project.users),
-                                 ','.join(project.groups), attributes)
+    fields = (project.name, project.id, project.comment, ','.join(project.users), ','.join(project.groups),
+              attributes)
+    return '%s:%d:%s:%s:%s:%s' % fields
 
 
 def render(text, changes):

@@ -371,10 +371,10 @@ class ResourceLimits(object):
                 # systemd has loaded the value and started the process since, yet the process
                 # lacks it: systemd could not raise it (no CAP_SYS_RESOURCE in a container, or
                 # above the manager's own hard limit).  A restart would not help.
-                details.append('systemd has loaded %s=%s and started the process after it, but the process has %s: '
-                               'systemd could not apply it (raising a limit needs CAP_SYS_RESOURCE and a manager '
-                               'whose own hard limit allows it)' % (name, limits.show_pair(want),
-                                                                   limits.show_pair(live)))
+                details.append(
+                    'systemd has loaded %s=%s and started the process after it, but the process has %s: systemd '
+                    'could not apply it (raising a limit needs CAP_SYS_RESOURCE and a manager whose own hard limit '
+                    'allows it)' % (name, limits.show_pair(want), limits.show_pair(live)))
                 return Setting(record_name, shown_path, limits.show_pair(want), limits.show_pair(live),
                                limits.show_pair(persisted_now), FAILED, '; '.join(details))
             if not live_ok:

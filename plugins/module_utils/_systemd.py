@@ -147,7 +147,7 @@ def _value_lines(key, value, template=None):
     values = value if isinstance(value, (list, tuple)) else [value]
     lead, sep = '', '='
     if template is not None:
-        match = _ASSIGNMENT.match(''.join(template.raw).split('\n')[0].rstrip('\r\\'))
+        match = _ASSIGNMENT.match(template.raw[0].rstrip('\r\n').rstrip('\\'))
         if match:
             lead, sep = match.group('lead'), match.group('sep')
     return ['%s%s%s%s\n' % (lead, key, sep, item) for item in values]

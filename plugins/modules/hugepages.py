@@ -42,7 +42,7 @@ description:
     exist, negative counts, pools that would not fit in physical memory (host or node), and a size given both
     for the whole system and per node.
 author:
-  - dbhost.tuning contributors
+  - dbhost.tuning contributors (!UNKNOWN)
 options:
   pages:
     description: The pools to size.

@@ -46,7 +46,7 @@ description:
     not managed. A project's controls apply to new tasks (login, C(newtask -p), a service restart).
   - All input is checked before anything is written.
 author:
-  - dbhost.tuning contributors
+  - dbhost.tuning contributors (!UNKNOWN)
 options:
   limits:
     description: pam_limits items (Linux).
@@ -289,7 +289,7 @@ def main():
             limits_list=args['limits'], limits_file=args['limits_file'], service=args['service'],
             service_limits=args['service_limits'], dropin_name=args['dropin_name'], projects=args['projects'],
             root=args['root'], backup=args['backup'], fail_on_shadowed=args['fail_on_shadowed'],
-            check_mode=module.check_mode, runner=lambda argv: module.run_command(argv),
+            check_mode=module.check_mode, runner=module.run_command,
         )
         result = plan.run(module)
     except InputError as exc:

@@ -31,7 +31,7 @@ description:
     do not exist, values not among the choices. A value the kernel refuses is reported on its own record
     (and not persisted), the others are still applied, and the task then fails naming the refused attributes.
 author:
-  - dbhost.tuning contributors
+  - dbhost.tuning contributors (!UNKNOWN)
 options:
   attributes:
     description:

@@ -25,24 +25,26 @@ oracle          -       memlock         unlimited
 # End of file
 '''
 
-PROC_LIMITS = '''Limit                     Soft Limit           Hard Limit           Units     
-Max cpu time              unlimited            unlimited            seconds   
-Max file size             unlimited            unlimited            bytes     
-Max data size             unlimited            unlimited            bytes     
-Max stack size            8388608              unlimited            bytes     
-Max core file size        0                    unlimited            bytes     
-Max resident set          unlimited            unlimited            bytes     
-Max processes             95235                95235                processes 
-Max open files            1024                 524288               files     
-Max locked memory         8388608              8388608              bytes     
-Max address space         unlimited            unlimited            bytes     
-Max file locks            unlimited            unlimited            locks     
-Max pending signals       95235                95235                signals   
-Max msgqueue size         819200               819200               bytes     
-Max nice priority         0                    0                    
-Max realtime priority     0                    0                    
-Max realtime timeout      unlimited            unlimited            us        
-'''
+# The kernel's layout (fs/proc/base.c, proc_pid_limits): each row padded to fixed columns.
+PROC_LIMITS = ''.join('%-25s %-20s %-20s %-10s\n' % row for row in [
+    ('Limit', 'Soft Limit', 'Hard Limit', 'Units'),
+    ('Max cpu time', 'unlimited', 'unlimited', 'seconds'),
+    ('Max file size', 'unlimited', 'unlimited', 'bytes'),
+    ('Max data size', 'unlimited', 'unlimited', 'bytes'),
+    ('Max stack size', '8388608', 'unlimited', 'bytes'),
+    ('Max core file size', '0', 'unlimited', 'bytes'),
+    ('Max resident set', 'unlimited', 'unlimited', 'bytes'),
+    ('Max processes', '95235', '95235', 'processes'),
+    ('Max open files', '1024', '524288', 'files'),
+    ('Max locked memory', '8388608', '8388608', 'bytes'),
+    ('Max address space', 'unlimited', 'unlimited', 'bytes'),
+    ('Max file locks', 'unlimited', 'unlimited', 'locks'),
+    ('Max pending signals', '95235', '95235', 'signals'),
+    ('Max msgqueue size', '819200', '819200', 'bytes'),
+    ('Max nice priority', '0', '0', ''),
+    ('Max realtime priority', '0', '0', ''),
+    ('Max realtime timeout', 'unlimited', 'unlimited', 'us'),
+])
 
 ETC_PROJECT = '''system:0::::
 user.root:1::::

@@ -24,10 +24,12 @@ LIMITS_HEADER = plan_module.LIMITS_HEADER + '\n'
 DROPIN_HEADER = plan_module.DROPIN_HEADER + '\n'
 UNIT = '[Unit]\nDescription=PostgreSQL\n[Service]\nExecStart=/usr/bin/postgres\nLimitNOFILE=1024:524288\n'
 
-PROC_LIMITS = '''Limit                     Soft Limit           Hard Limit           Units     
-Max open files            1024                 524288               files     
-Max locked memory         8388608              8388608              bytes     
-'''
+# The kernel's layout (fs/proc/base.c, proc_pid_limits): each row padded to fixed columns.
+PROC_LIMITS = ''.join('%-25s %-20s %-20s %-10s\n' % row for row in [
+    ('Limit', 'Soft Limit', 'Hard Limit', 'Units'),
+    ('Max open files', '1024', '524288', 'files'),
+    ('Max locked memory', '8388608', '8388608', 'bytes'),
+])
 
 
 @pytest.fixture(autouse=True)

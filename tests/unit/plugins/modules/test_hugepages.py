@@ -322,3 +322,17 @@ def test_default_kernel_reads_and_writes_the_tree(root):
     local = os.path.join(root, G2M.lstrip('/'))
     kernel.write_count(local, 7)
     assert kernel.read_count(local) == 7 and read(root, G2M) == '7\n'
+
+
+@pytest.mark.skipif(not os.path.isdir('/sys/kernel/mm/hugepages'), reason='no huge page support on this kernel')
+def test_real_host_check_mode_reads_pools_and_changes_nothing(run_module):
+    # The real kernel, in check mode only: the pools and /etc stay as they are.
+    with open('/proc/sys/vm/nr_hugepages') as handle:
+        before = handle.read()
+    existed = [os.path.exists(path) for path in (SYSCTL_FILE, TMPFILES_FILE)]
+    result = run_module(hugepages, {'pages': [{'count': int(before) + 1}]}, check_mode=True)
+    rec = result['settings'][0]
+    assert rec['live'] == int(before) and rec['desired'] == int(before) + 1 and rec['status'] == 'drift'
+    with open('/proc/sys/vm/nr_hugepages') as handle:
+        assert handle.read() == before
+    assert [os.path.exists(path) for path in (SYSCTL_FILE, TMPFILES_FILE)] == existed

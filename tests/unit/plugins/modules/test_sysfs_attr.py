@@ -249,3 +249,23 @@ def test_backup(root, run_module):
     assert os.path.exists(result['backup_file'])
     with open(result['backup_file']) as handle:
         assert handle.read() == '# old\n'
+
+
+REAL_THP = '/sys/kernel/mm/transparent_hugepage/enabled'
+
+
+@pytest.mark.skipif(not os.path.isfile(REAL_THP), reason='no transparent huge pages on this kernel')
+def test_real_host_check_mode_reads_live_and_changes_nothing(run_module, monkeypatch):
+    # The real kernel and the real /etc, in check mode only: nothing may be written.
+    with open(REAL_THP) as handle:
+        raw = handle.read()
+    selected = _sysfs.parse_choice(raw.strip())[1]
+    other = [c for c in _sysfs.parse_choice(raw.strip())[0] if c != selected][0]
+    existed = os.path.exists(OURS)
+    result = run_module(sysfs_attr, {'attributes': {'kernel/mm/transparent_hugepage/enabled': other}},
+                        check_mode=True, diff=True)
+    rec = records(result)[THP]
+    assert rec['live'] == selected and rec['desired'] == other and rec['status'] == 'drift'
+    with open(REAL_THP) as handle:
+        assert handle.read() == raw
+    assert os.path.exists(OURS) == existed

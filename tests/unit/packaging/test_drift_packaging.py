@@ -92,7 +92,7 @@ def test_ee_collection_installs_with_a_working_callback(built_collection, tmp_pa
                            '-p', str(installed)], env=env, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
     root = installed / 'ansible_collections' / 'dbhost' / 'tuning'
-    for path in ('plugins/callback/drift_report.py', 'scripts/drift-check', 'scripts/drift_check.py', 'playbooks/drift.yml'):
+    for path in ('plugins/callback/drift_report.py', 'scripts/drift-check', 'playbooks/drift.yml'):
         assert (root / path).exists(), path
     # The image's last build step.
     done = subprocess.run([tool('ansible-doc'), '-t', 'callback', 'dbhost.tuning.drift_report'],
@@ -120,7 +120,7 @@ def test_gitlab_example():
     job = pipeline['drift-check']
     assert [rule['if'] for rule in job['rules']] == ['$CI_PIPELINE_SOURCE == "schedule"', '$CI_PIPELINE_SOURCE == "web"']
     script = ' '.join(job['script'])
-    assert 'scripts/drift_check.py' in script and '--report-dir "$DBHOST_DRIFT_REPORT_DIR"' in script
+    assert 'python3 "$DBHOST_COLLECTION_DIR/scripts/drift-check"' in script and '--report-dir "$DBHOST_DRIFT_REPORT_DIR"' in script
     # No allow_failure: any code but 0 fails the job (drift is 3).
     assert 'allow_failure' not in job
     assert job['artifacts']['when'] == 'always'

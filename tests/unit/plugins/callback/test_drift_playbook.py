@@ -27,7 +27,6 @@ import xmlschema
 CHECKOUT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..', '..'))
 FIXTURES = os.path.join(CHECKOUT, 'tests', 'unit', 'fixtures', 'drift')
 DRIFT_CHECK = os.path.join(CHECKOUT, 'scripts', 'drift-check')
-DRIFT_CHECK_PY = os.path.join(CHECKOUT, 'scripts', 'drift_check.py')
 BIN = os.path.dirname(sys.executable)
 ANSIBLE_PLAYBOOK = os.path.join(BIN, 'ansible-playbook')
 
@@ -69,7 +68,7 @@ PLAYBOOK = textwrap.dedent('''\
 
 
 def load_drift_check():
-    loader = importlib.machinery.SourceFileLoader('drift_check', DRIFT_CHECK_PY)
+    loader = importlib.machinery.SourceFileLoader('drift_check', DRIFT_CHECK)
     spec = importlib.util.spec_from_loader('drift_check', loader)
     module = importlib.util.module_from_spec(spec)
     loader.exec_module(module)

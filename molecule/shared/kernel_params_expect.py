@@ -4,6 +4,8 @@
 
 The expected values are computed here from molecule/shared/oracle-profile.yml
 and the state prepare recorded, independently of the role and module code.
+Every podman exec costs about half a second, so each helper reads what it
+needs in one command.
 """
 
 import json
@@ -12,9 +14,7 @@ import os
 import yaml
 
 SHARED = os.path.dirname(os.path.abspath(__file__))
-STATE_DIR = '/var/lib/dbhost-molecule'
-BEFORE = STATE_DIR + '/before.json'
-SNAPSHOT = STATE_DIR + '/snapshot.py'
+BEFORE = '/var/lib/dbhost-molecule/before.json'
 # Keys whose fields are each a lower bound in "minimum" mode (semaphore limits).
 FIELDWISE_KEYS = frozenset(['kernel.sem'])
 
@@ -63,13 +63,20 @@ def read_before(host):
 
 
 def snapshot(host, names):
-    command = host.run('python3 %s %s' % (SNAPSHOT, ' '.join(sorted(names))))
-    assert command.rc == 0, command.stderr
-    return json.loads(command.stdout)
+    """Run snapshot.py (the script prepare ran) in the container now."""
+    with open(os.path.join(SHARED, 'snapshot.py')) as handle:
+        source = handle.read()
+    return json.loads(host.check_output('python3 -c %s ' + ' '.join(['%s'] * len(names)),
+                                        source, *sorted(names)))
 
 
-def live_value(host, key):
-    return normalize(host.check_output('sysctl -n %s' % key))
+def live_values(host, keys):
+    """Key -> live value, read back with one `sysctl -n` call."""
+    keys = sorted(keys)
+    output = host.check_output('sysctl -n ' + ' '.join(['%s'] * len(keys)), *keys)
+    values = output.splitlines()
+    assert len(values) == len(keys), output
+    return dict((key, normalize(value)) for key, value in zip(keys, values))
 
 
 def boot_values(host):

@@ -3,9 +3,11 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Print, as JSON, the state the kernel_params scenarios compare.
 
-Runs inside a test container (copied there by prepare): the live value of
-each sysctl named on the command line, and every entry under /etc with its
-type, mode, owner, mtime and (for files) a SHA-256 of the content.
+Runs inside a test container: prepare runs it with --save PATH to record the
+state before the role, the verifiers run it again to compare. The state is
+the live value of each sysctl named on the command line, and every entry
+under /etc with its type, mode, owner, mtime and (for files) a SHA-256.
+Usage: snapshot.py [--save PATH] NAME...
 """
 
 import hashlib
@@ -52,15 +54,22 @@ def sysctl_value(name):
         return ' '.join(handle.read().split())
 
 
-def main(names):
+def main(args):
+    save = None
+    if args[:1] == ['--save']:
+        save, args = args[1], args[2:]
     tree = etc_tree()
     state = {
-        'sysctl': dict((name, sysctl_value(name)) for name in names),
+        'sysctl': dict((name, sysctl_value(name)) for name in args),
         'etc_sha256': hashlib.sha256(json.dumps(tree, sort_keys=True).encode()).hexdigest(),
         'etc': tree,
     }
-    json.dump(state, sys.stdout, indent=1, sort_keys=True)
-    sys.stdout.write('\n')
+    text = json.dumps(state, indent=1, sort_keys=True) + '\n'
+    if save:
+        os.makedirs(os.path.dirname(save), mode=0o700, exist_ok=True)
+        with open(save, 'w') as handle:
+            handle.write(text)
+    sys.stdout.write(text)
 
 
 if __name__ == '__main__':

@@ -22,39 +22,43 @@ READ_ONLY = expect.key_list('container-readonly-sysctls.txt')
 SETTINGS = dict((key, value) for key, value in PROFILE['settings'].items() if key not in READ_ONLY)
 
 
-@pytest.fixture(name='expected')
-def expected_fixture(host):
+@pytest.fixture(name='before', scope='module')
+def before_fixture(host):
+    """Live values prepare recorded before the role ran."""
+    return expect.read_before(host)
+
+
+@pytest.fixture(name='expected', scope='module')
+def expected_fixture(before):
     """Key -> the value the role must leave, from what the key was before."""
-    before = expect.read_before(host)['sysctl']
-    return dict((key, expect.expected_value(key, before[key], desired, PROFILE['mode']))
+    return dict((key, expect.expected_value(key, before['sysctl'][key], desired, PROFILE['mode']))
                 for key, desired in SETTINGS.items())
 
 
-@pytest.mark.parametrize('key', sorted(SETTINGS))
-def test_live_value(host, expected, key):
-    assert expect.live_value(host, key) == expected[key]
+@pytest.fixture(name='live', scope='module')
+def live_fixture(host):
+    return expect.live_values(host, PROFILE['settings'])
 
 
-@pytest.mark.parametrize('key', READ_ONLY)
-def test_read_only_key_untouched(host, key):
-    assert expect.live_value(host, key) == expect.read_before(host)['sysctl'][key]
+def test_live_values(live, expected):
+    assert dict((key, live[key]) for key in expected) == expected
 
 
-def test_persisted_file_content(host, expected):
-    lines = [PROFILE['header']] + ['%s = %s' % (key, expected[key]) for key in sorted(expected)]
-    assert host.file(PROFILE['file']).content_string == '\n'.join(lines) + '\n'
+def test_read_only_keys_untouched(live, before):
+    assert dict((key, live[key]) for key in READ_ONLY) == dict((key, before['sysctl'][key]) for key in READ_ONLY)
 
 
-def test_persisted_file_owner_and_mode(host):
+def test_persisted_file(host, expected):
     persisted = host.file(PROFILE['file'])
-    assert persisted.is_file
+    lines = [PROFILE['header']] + ['%s = %s' % (key, expected[key]) for key in sorted(expected)]
+    assert persisted.content_string == '\n'.join(lines) + '\n'
     assert (persisted.user, persisted.group, persisted.mode) == ('root', 'root', 0o644)
 
 
-def test_no_stray_files_in_sysctl_d(host):
-    before = set(path for path in expect.read_before(host)['etc'] if path.startswith('/etc/sysctl.d/'))
-    after = set('/etc/sysctl.d/' + name for name in host.file('/etc/sysctl.d').listdir())
-    assert after - before == set([PROFILE['file']])
+def test_no_stray_files_in_sysctl_d(host, before):
+    listed_before = set(path for path in before['etc'] if path.startswith('/etc/sysctl.d/'))
+    listed_now = set('/etc/sysctl.d/' + name for name in host.file('/etc/sysctl.d').listdir())
+    assert listed_now - listed_before == set([PROFILE['file']])
 
 
 def test_boot_loads_our_values(host, expected):

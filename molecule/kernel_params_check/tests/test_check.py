@@ -18,24 +18,25 @@ testinfra_hosts = expect.podman_hosts(SCENARIO)
 PROFILE = expect.profile()
 
 
-@pytest.fixture(name='states')
+@pytest.fixture(name='states', scope='module')
 def states_fixture(host):
+    """(state prepare recorded, state now), taken by the same snapshot.py."""
     before = expect.read_before(host)
     return before, expect.snapshot(host, before['sysctl'])
 
 
 def test_live_values_unchanged(states):
-    before, after = states
-    assert after['sysctl'] == before['sysctl']
+    before, now = states
+    assert now['sysctl'] == before['sysctl']
 
 
 def test_etc_unchanged(states):
-    before, after = states
-    changed = sorted(path for path in set(before['etc']) | set(after['etc'])
-                     if before['etc'].get(path) != after['etc'].get(path))
-    assert changed == []
-    assert after['etc_sha256'] == before['etc_sha256']
+    before, now = states
+    differing = sorted(path for path in set(before['etc']) | set(now['etc'])
+                       if before['etc'].get(path) != now['etc'].get(path))
+    assert differing == []
+    assert now['etc_sha256'] == before['etc_sha256']
 
 
-def test_no_persisted_file(host):
-    assert not host.file(PROFILE['file']).exists
+def test_no_persisted_file(states):
+    assert PROFILE['file'] not in states[1]['etc']

@@ -21,7 +21,7 @@ description:
   - SunOS - RAM (C(prtconf)), page size, processor sets (C(psrset -i)) and projects (C(/etc/project)).
   - FreeBSD - RAM, page size and C(kern.ipc) shared-memory limits from one C(sysctl) call.
 author:
-  - dbhost.tuning contributors
+  - dbhost.tuning contributors (!UNKNOWN)
 options:
   subset:
     description: Which groups of facts to gather; all by default.

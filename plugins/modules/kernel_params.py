@@ -31,7 +31,7 @@ description:
   - All input is checked before anything is written. A key the kernel refuses is reported on its own
     record, the other keys are still applied, and the task then fails naming the refused keys.
 author:
-  - dbhost.tuning contributors
+  - dbhost.tuning contributors (!UNKNOWN)
 options:
   params:
     description:

@@ -405,8 +405,8 @@ class SunOSProcessorSet(object):
             status = decide_status(live_ok, None, self.check_mode)
             if not self.check_mode and after.get(pid) != set_id:
                 status = FAILED
-            detail = '%s; processor set binding %s' % (what, 'read back' if not todo or self.check_mode else
-                                                          'set with psrset -b')
+            how = 'read back' if not todo or self.check_mode else 'set with psrset -b'
+            detail = '%s; processor set binding %s' % (what, how)
             if self.project and what.startswith('project='):
                 detail += '; new processes of the project are bound only through a pool (persist=true)'
             result.add(Setting('pid:%d' % pid, what, {'set': set_id}, {'set': after.get(pid)}, None, status, detail))

@@ -39,7 +39,7 @@ description:
     to it, and the set is read back with C(psrset -i), C(psrinfo) and C(poolcfg -dc info). Memory on SunOS follows
     the CPUs a thread runs on (memory placement optimization), so O(mems) is reported but not set.
 author:
-  - dbhost.tuning contributors
+  - dbhost.tuning contributors (!UNKNOWN)
 options:
   name:
     description:
@@ -130,6 +130,7 @@ attributes:
   platform:
     support: full
     platforms: [linux, sunos]
+    description: Linux (systemd, cpusets, sched_setaffinity) and SunOS (psrset, resource pools).
 notes:
   - Returns the collection's common result - RV(settings), RV(restart_required), RV(reboot_required).
   - The huge pages of a database bound here are put on the same node with M(dbhost.tuning.hugepages)
@@ -283,7 +284,7 @@ def main():
     args['processes'] = [dict((k, v) for k, v in entry.items() if v is not None)
                          for entry in (args.get('processes') or [])]
     try:
-        plan = ProcessorSet(args, check_mode=module.check_mode, runner=lambda argv: module.run_command(argv))
+        plan = ProcessorSet(args, check_mode=module.check_mode, runner=module.run_command)
         result = plan.run(module)
     except InputError as exc:
         module.fail_json(msg=str(exc))

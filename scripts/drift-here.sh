@@ -35,4 +35,4 @@ log "running the drift check from $(basename "$build_dir"/dbhost-tuning-*.tar.gz
 export ANSIBLE_LOCALHOST_WARNING=false ANSIBLE_INVENTORY_UNPARSED_WARNING=false
 exec "$DBHOST_VENV/bin/python" "$installed/scripts/drift-check" "${report_only[@]}" \
   --playbook "$installed/playbooks/drift.yml" --report-dir "${DBHOST_DRIFT_REPORT_DIR:-$PWD/drift-report}" -- \
-  -i localhost, -c local -e "ansible_python_interpreter=$DBHOST_VENV/bin/python" "$@"
+  -i "$installed/inventory/this_host.yml" -e "ansible_python_interpreter=$DBHOST_VENV/bin/python" "$@"

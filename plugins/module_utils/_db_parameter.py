@@ -128,10 +128,24 @@ class Engine(object):
     def read(self, shown, override):
         if shown in override:
             return override[shown]
-        return read_text(self.local(shown))
+        return read_text(self.write_path(shown))
+
+    def write_path(self, shown):
+        """The local file a write replaces: symlinks followed, within root.
+
+        Debian's /etc/mysql/my.cnf is a link to /etc/alternatives/my.cnf and on to
+        mariadb.cnf; renaming a new file onto the link would cut it.
+        """
+        for dummy in range(40):
+            local = self.local(shown)
+            if not os.path.islink(local):
+                return local
+            target = os.readlink(local)
+            shown = os.path.normpath(target if target.startswith('/') else os.path.join(os.path.dirname(shown), target))
+        raise InputError('%s: too many levels of symbolic links' % shown)
 
     def add_file(self, shown, text, auto=False):
-        config = ConfigFile(shown, self.local(shown), text, auto)
+        config = ConfigFile(shown, self.write_path(shown), text, auto)
         self.files.append(config)
         self.file_by_shown[shown] = config
         return config
@@ -702,7 +716,7 @@ class DbParameter(object):
                 raise InputError('params %r has no value' % (name,))
             desired[key] = self.engine.desired(key, raw)
         self.desired = desired
-        if self.path is not None and not os.path.isfile(rooted(self.root, self.path)):
+        if self.path is not None and not os.path.isfile(self.engine.write_path(self.path)):
             if not (self.engine_name == 'oracle' and self.oracle_home and self.oracle_sid):
                 raise InputError('path %s does not exist%s' % (
                     self.path, '' if self.root == '/' else ' under root %s' % self.root))

@@ -540,3 +540,23 @@ def test_unbalanced_quotes_are_refused(raw):
     with pytest.raises(dbp.InputError) as error:
         dbp._plain_value(raw, 'x')
     assert 'quote mismatch' in str(error.value)
+
+
+def test_debian_my_cnf_symlinks_are_kept(tmp_path, run_module):
+    root = str(tmp_path)
+    os.makedirs(os.path.join(root, 'etc', 'alternatives'))
+    os.makedirs(os.path.join(root, 'etc', 'mysql'))
+    with open(os.path.join(root, 'etc', 'mysql', 'mariadb.cnf'), 'w') as handle:
+        handle.write('[mysqld]\nport = 3306\n')
+    os.symlink('/etc/mysql/mariadb.cnf', os.path.join(root, 'etc', 'alternatives', 'my.cnf'))
+    os.symlink('/etc/alternatives/my.cnf', os.path.join(root, 'etc', 'mysql', 'my.cnf'))
+    result = run_module(db_parameter, {'engine': 'mysql', 'path': MYCNF, 'root': root,
+                                       'params': {'innodb_flush_method': 'O_DIRECT'}}, diff=True)
+    assert os.readlink(os.path.join(root, 'etc', 'mysql', 'my.cnf')) == '/etc/alternatives/my.cnf'
+    assert os.readlink(os.path.join(root, 'etc', 'alternatives', 'my.cnf')) == '/etc/mysql/mariadb.cnf'
+    assert read(root, '/etc/mysql/mariadb.cnf') == '[mysqld]\nport = 3306\ninnodb_flush_method = O_DIRECT\n'
+    assert result['diff'][0]['before_header'] == MYCNF
+    os.remove(os.path.join(root, 'etc', 'mysql', 'mariadb.cnf'))
+    dangling = run_module(db_parameter, {'engine': 'mysql', 'path': MYCNF, 'root': root,
+                                         'params': {'innodb_flush_method': 'O_DIRECT'}})
+    assert dangling['failed'] is True and 'does not exist' in dangling['msg']   # not the host's file

@@ -590,7 +590,9 @@ class MysqlEngine(Engine):
         if self.new_section:
             return [(None, None, None, line)]
         self.new_section = True  # the following new options go under the same new header
-        return [(None, None, None, '[%s]\n%s' % (section, line))]
+        text = self.file_by_shown[self.plan.path].text
+        gap = '\n' if text.strip() and not text.endswith('\n\n') else ''
+        return [(None, None, None, '%s[%s]\n%s' % (gap, section, line))]
 
     def client(self):
         return self.plan.which('mysql') or self.plan.which('mariadb')

@@ -374,7 +374,7 @@ def test_mysql_new_section_and_live_values(tmp_path):
     result = plan('mysql', {'innodb_flush_method': 'O_DIRECT', 'innodb_buffer_pool_size': '1G',
                             'nosuch': 1}, path=path, runner=runner, login_user='root', login_password='s3cret').run()
     with open(path) as handle:
-        assert handle.read() == ('[client]\nuser = backup\n[mysqld]\ninnodb_buffer_pool_size = 1G\n'
+        assert handle.read() == ('[client]\nuser = backup\n\n[mysqld]\ninnodb_buffer_pool_size = 1G\n'
                                  'innodb_flush_method = O_DIRECT\nnosuch = 1\n')
     by_name = dict((s.name, s) for s in result.settings)
     assert by_name['innodb_flush_method'].status == 'pending_restart'

@@ -713,8 +713,10 @@ class LinuxProcessorSet(object):
             details.append('main PID %d runs on CPUs %s, memory %s (policy %s); a restart applies the drop-in' % (
                 pid, live['cpus'], live['mems'], live['numa_policy']))
         status = decide_status(live_ok, persisted_ok, self.check_mode, live_needs=PENDING_RESTART, shadowed=shadowed)
+        # In check mode the record shows what is persisted now, not what would be.
+        persisted_shown = persisted_before if self.check_mode else persisted_now
         return Setting('service:%s' % self.service, shown, self._desired_service(), live,
-                       self._persisted_summary(persisted_now), status, '; '.join(details))
+                       self._persisted_summary(persisted_shown), status, '; '.join(details))
 
     # ------------------------------------------------------------ live processes
     def _cpuset(self):

@@ -204,6 +204,7 @@ def test_offline_root_writes_dropin_then_is_idempotent(image):
     assert tree_digest(image) == digest
     assert dry['changed'] is True
     assert [s['status'] for s in dry['settings']] == ['drift']
+    assert dry['settings'][0]['persisted'] is None
     assert dry['diff'][0]['after'].endswith('CPUAffinity=8-15\nNUMAMask=1\nNUMAPolicy=bind\n')
 
     first = run(args).as_dict()

@@ -69,13 +69,21 @@ def backup(path, module=None):
     return name
 
 
-def write_atomic(path, content, module=None, mode=0o644, make_parents=False, backup_file=False):
+def write_atomic(path, content, module=None, mode=0o644, make_parents=False, backup_file=False, root=None):
     """Write ``content`` to ``path`` through a temporary file in the same folder.
 
     An existing file keeps its owner and mode; a new one gets ``mode``.  Returns the
     backup's file name when ``backup_file`` is true and there was a file to back up.
     Nothing is left half-written: the rename is the only step that touches ``path``.
+    A symlink is followed, so the link stays and its target gets the content
+    (Debian's /etc/sysctl.d/99-sysctl.conf -> ../sysctl.conf); ``root``, when given,
+    is a folder the target must not leave.
     """
+    if os.path.islink(path):
+        target = os.path.realpath(path)
+        if root and not (target + os.sep).startswith(os.path.realpath(root).rstrip(os.sep) + os.sep):
+            raise PathError('%s is a link to %s, outside %s' % (path, target, root))
+        path = target
     folder = os.path.dirname(path) or '.'
     if make_parents and not os.path.isdir(folder):
         os.makedirs(folder, 0o755)

@@ -38,7 +38,7 @@ description:
   - On SunOS and FreeBSD every record is C(unsupported), with the reason; they have no per-device queue
     attributes of this kind.
 author:
-  - dbhost.tuning contributors
+  - dbhost.tuning contributors (!UNKNOWN)
 options:
   devices:
     description:

@@ -39,7 +39,7 @@ description:
     RV(restart_required=true) while the running server has another value. Oracle and MySQL parameters are only
     persisted by this module, so every Oracle or MySQL change waits for a restart.
 author:
-  - dbhost.tuning contributors
+  - dbhost.tuning contributors (!UNKNOWN)
 options:
   engine:
     description: The database whose configuration is managed.

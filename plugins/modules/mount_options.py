@@ -31,7 +31,7 @@ description:
   - Several mount points are handled in one call with O(mounts), one file write and one remount per mount point.
   - All input is checked before anything is touched.
 author:
-  - dbhost.tuning contributors
+  - dbhost.tuning contributors (!UNKNOWN)
 options:
   path:
     description:

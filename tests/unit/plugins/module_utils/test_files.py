@@ -63,3 +63,23 @@ def test_file_change_reports_and_applies(tmp_path):
     assert files.read_text(path) == 'a\n'
     files.FileChange(path, 'a\n', None).apply()
     assert files.read_text(path) is None
+
+
+def test_write_atomic_follows_a_link_and_keeps_it(tmp_path):
+    target = tmp_path / 'sysctl.conf'
+    target.write_text('old\n')
+    link = tmp_path / '99-sysctl.conf'
+    os.symlink('sysctl.conf', str(link))
+    files.write_atomic(str(link), 'new\n', root=str(tmp_path))
+    assert os.path.islink(str(link)) and target.read_text() == 'new\n'
+
+
+def test_write_atomic_refuses_a_link_out_of_root(tmp_path):
+    root = tmp_path / 'root'
+    root.mkdir()
+    outside = tmp_path / 'outside.conf'
+    outside.write_text('keep\n')
+    os.symlink(str(outside), str(root / 'x.conf'))
+    with pytest.raises(files.PathError):
+        files.write_atomic(str(root / 'x.conf'), 'new\n', root=str(root))
+    assert outside.read_text() == 'keep\n'

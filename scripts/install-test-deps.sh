@@ -50,7 +50,7 @@ podman_ready() {
 }
 
 build_image() {
-  local tag="$1" suite="$2" mirror="$3" image="$DBHOST_IMAGE_REPO:$1"
+  local suite="$2" mirror="$3" image="$DBHOST_IMAGE_REPO:$1"
   if [ "$force_images" != 1 ] && podman image exists "$image"; then
     log "image $image exists"
     return 0

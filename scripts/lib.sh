@@ -1,4 +1,4 @@
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2034  # variables here are used by the scripts that source this file
 # Shared helpers for the scripts in scripts/. Source it, do not run it:
 #   . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # Sourcing sets up the environment the tools need (venv on PATH, collections

@@ -80,19 +80,69 @@ stage_unit() {
   python -m pytest tests/unit
 }
 
+# ansible-test puts pip into each sanity virtual environment with a get-pip
+# script it downloads from ci-files.testing.ansible.com, which may be
+# unreachable (only PyPI is needed otherwise). When it cannot be downloaded,
+# cache a stand-in that bootstraps pip from the interpreter's own ensurepip and
+# upgrades it to the pinned version from a wheel fetched here beforehand (the
+# stand-in runs with a scrubbed environment, where the old bundled pip may not
+# trust this machine's CA).
+seed_pip_bootstrap() {
+  local site version cache wheels
+  site="$(python -c 'import ansible_test, os; print(os.path.dirname(ansible_test.__file__))')"
+  version="$(sed -n "s/^ *pip='\([0-9.]*\)',\{0,1\}$/\1/p" "$site/_internal/python_requirements.py" | head -n 1)"
+  [ -n "$version" ] || { log "pip version of ansible-test not found; not seeding"; return 0; }
+  cache="$HOME/.ansible/test/cache/get_pip_${version//./_}.py"
+  wheels="$HOME/.ansible/test/cache/pip-$version-wheel"
+  [ -s "$cache" ] && return 0
+  mkdir -p "$(dirname "$cache")"
+  if python - "https://ci-files.testing.ansible.com/ansible-test/get-pip-$version.py" "$cache" <<'PY' 2>/dev/null; then
+import shutil, sys, urllib.request
+with urllib.request.urlopen(sys.argv[1], timeout=15) as response, open(sys.argv[2] + '.tmp', 'wb') as out:
+    shutil.copyfileobj(response, out)
+shutil.move(sys.argv[2] + '.tmp', sys.argv[2])
+PY
+    log "cached ansible-test's pip $version bootstrap script"
+    return 0
+  fi
+  rm -f "$cache.tmp"
+  log "ci-files.testing.ansible.com unreachable: caching an ensurepip-based pip $version bootstrap for ansible-test"
+  python -m pip download --quiet --no-deps --only-binary=:all: --dest "$wheels" "pip==$version" \
+    2> >(grep -v "^WARNING: Location 'file:" >&2)
+  cat >"$cache" <<PY
+"""Stand-in for get-pip.py (ci-files.testing.ansible.com unreachable): bootstrap
+pip from this interpreter's ensurepip, then install what was asked from $wheels."""
+import ensurepip
+import subprocess
+import sys
+
+ensurepip.bootstrap(upgrade=True)
+arguments = [arg for arg in sys.argv[1:] if arg not in ('--no-setuptools', '--no-wheel')]
+sys.exit(subprocess.call([sys.executable, '-m', 'pip', 'install', '--no-index', '--find-links', '$wheels'] + arguments))
+PY
+}
+
 stage_sanity() {
-  local work="$DBHOST_CACHE/sanity" copy
+  local work copy
+  # Outside the checkout: inside it, ansible-test would ask git which files to
+  # test and git ignores .cache. ansible-test must run from
+  # .../ansible_collections/NS/NAME; only what git tracks is copied (working-tree
+  # content), so that .venv/.cache and stray files stay out.
+  work="$(mktemp -d "${TMPDIR:-/tmp}/dbhost-sanity.XXXXXX")"
+  # shellcheck disable=SC2064  # expand now: $work is local
+  trap "rm -rf '$work'" EXIT
   copy="$work/ansible_collections/dbhost/tuning"
-  rm -rf "$work"
   mkdir -p "$copy"
-  # ansible-test must run from .../ansible_collections/NS/NAME; copy only what git
-  # tracks (working-tree content), so that .venv/.cache and stray files stay out.
   git ls-files -z | while IFS= read -r -d '' path; do
     [ -e "$path" ] || [ -L "$path" ] || continue
     mkdir -p "$copy/$(dirname "$path")"
     cp -P "$path" "$copy/$path"
   done
-  [ -s tests/sanity/ignore-2.19.txt ] && { log "tests/sanity/ignore-2.19.txt must stay empty"; return 1; }
+  if [ -s tests/sanity/ignore-2.19.txt ]; then
+    log "tests/sanity/ignore-2.19.txt must stay empty"
+    return 1
+  fi
+  seed_pip_bootstrap
   cd "$copy"
   # --venv: the sanity tools get their own virtual environments with the exact
   # versions ansible-test pins, instead of mixing them into .venv.

@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 # Copyright: contributors to dbhost.tuning
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Print, as JSON, the state the kernel_params scenarios compare.

@@ -107,6 +107,8 @@ notes:
   - Options that mount(8) alone reads (C(nofail), C(_netdev), C(x-systemd.*), C(defaults), ...) are only
     compared in the file; the mount table never shows them.
   - A mount point on several lines of the file is refused, so that the wrong line is never edited.
+  - On Linux, mount(8) merges the rewritten fstab line into the remount, so the line's other options
+    (for example C(rw) from C(defaults)) apply too, as with any C(mount -o remount) of a mount point.
 seealso:
   - name: fstab(5)
     description: The Linux fstab format.
@@ -208,7 +210,7 @@ mounts:
       description: The options field before this run (empty for vfstab's C(-)).
       type: str
     persisted:
-      description: The options field after this run (as it would be, in check mode; before, in check mode).
+      description: The options field after this run (in check mode, as it is now; the diff shows the change).
       type: str
     mounted:
       description: Whether the mount point is in the mount table; null when the live state is not read.

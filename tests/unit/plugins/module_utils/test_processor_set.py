@@ -367,3 +367,119 @@ def test_memory_of_running_process_without_cpuset_is_unsupported(tmp_path, monke
     record = result['settings'][0]
     assert record['status'] == 'unsupported'
     assert 'memory binding of a running process is not possible' in record['detail']
+
+
+# ------------------------------------------------------------------ service mode by cgroup layout
+@pytest.mark.parametrize('layout, controllers, wanted, mode', [
+    ('v2', 'cpuset cpu io memory pids', 'auto', 'cpuset'),
+    ('v2', 'cpu io memory pids', 'auto', 'affinity'),
+    ('hybrid', 'cpuset cpu', 'auto', 'affinity'),
+    ('v2', 'cpuset cpu', 'affinity', 'affinity'),
+    ('v2', 'cpu io', 'cpuset', 'error'),
+])
+def test_service_mode_follows_the_cgroup_layout(tmp_path, layout, controllers, wanted, mode):
+    unified = str(tmp_path / 'unified')
+    write(os.path.join(unified, 'cgroup.controllers'), controllers + '\n')
+    mounts = {'unified': (unified, '/'), 'cpuset': ('/sys/fs/cgroup/cpuset', '/') if layout == 'hybrid' else None}
+    plan = ps.LinuxProcessorSet({'name': 'db', 'service_mode': wanted}, cgroup_mounts=mounts)
+    plan.service = 'db.service'
+    if mode == 'error':
+        with pytest.raises(ps.InputError, match='needs the cpuset controller on cgroup v2'):
+            plan._service_mode()
+    else:
+        assert plan._service_mode() == mode
+
+
+# ------------------------------------------------------------------ a running systemd (stand-in)
+class FakeSystemd(object):
+    """systemctl as seen by the module: show reflects the unit files as of the last
+    daemon-reload (NeedDaemonReload=yes when they changed since), MainPID from a fake /proc."""
+
+    def __init__(self, root, proc, pid=321):
+        self.root, self.proc, self.pid = root, proc, pid
+        self.calls = []
+        self.loaded = self._files()
+        self.start(cpus='0-15', policy='default')
+
+    def _files(self):
+        return [(shown, ps.read_text(local) or '') for shown, local in ps.systemd.unit_files(self.root, UNIT)]
+
+    def start(self, cpus, policy):
+        write(os.path.join(self.proc, str(self.pid), 'status'),
+              'Name:\tdb\nCpus_allowed_list:\t%s\nMems_allowed_list:\t0-1\n' % cpus)
+        write(os.path.join(self.proc, str(self.pid), 'numa_maps'), '55d0 %s file=/bin/db mapped=2 N0=2\n' % policy)
+
+    def restart(self):
+        values, sources = ps.persisted_from_files(self.loaded)
+        policy = 'bind:%s' % values['NUMAMask'] if values.get('NUMAPolicy') == 'bind' else 'default'
+        self.start(values.get('CPUAffinity') or '0-15', policy)
+
+    def __call__(self, argv):
+        self.calls.append(argv)
+        if argv[:2] == ['systemctl', 'daemon-reload']:
+            self.loaded = self._files()
+            return 0, '', ''
+        assert argv[:2] == ['systemctl', 'show'] and argv[-1] == UNIT
+        values, sources = ps.persisted_from_files(self.loaded)
+        lines = ['LoadState=loaded', 'ActiveState=active', 'MainPID=%d' % self.pid,
+                 'NeedDaemonReload=%s' % ('yes' if self._files() != self.loaded else 'no'),
+                 'DropInPaths=%s' % ' '.join(s for s, t in self.loaded if s.endswith('.conf'))]
+        for key in ps.ALL_KEYS:
+            lines.append('%s=%s' % (key, values.get(key, 'n/a' if key == 'NUMAPolicy' else '')))
+        return 0, '\n'.join(lines) + '\n', ''
+
+
+def live_run(image, systemd_stub, monkeypatch, check_mode=False, **extra):
+    monkeypatch.setattr(ps.systemd, 'systemd_running', lambda root='/': True)
+    plan = ps.LinuxProcessorSet(dict({'name': 'db', 'cpus': 'node:1', 'service': 'db', 'root': image}, **extra),
+                                check_mode=check_mode, runner=systemd_stub, proc=systemd_stub.proc,
+                                cgroup_mounts=NO_CGROUPS)
+    plan.live = True      # the drop-in still goes under the test root
+    return plan.run().as_dict()
+
+
+def test_running_service_pending_restart_then_ok_after_restart(image, tmp_path, monkeypatch):
+    stub = FakeSystemd(image, str(tmp_path / 'proc'))
+    dry = live_run(image, stub, monkeypatch, check_mode=True)
+    assert dry['settings'][0]['status'] == 'drift'
+    assert ['systemctl', 'daemon-reload'] not in stub.calls
+
+    first = live_run(image, stub, monkeypatch)
+    record = first['settings'][0]
+    assert record['status'] == 'pending_restart' and first['restart_required'] is True and first['changed'] is True
+    assert ['systemctl', 'daemon-reload'] in stub.calls
+    assert record['persisted'] == {'CPUAffinity': '8-15', 'NUMAPolicy': 'bind', 'NUMAMask': '1'}
+    assert record['live'] == {'pid': 321, 'cpus': '0-15', 'mems': '0-1', 'numa_policy': 'default'}
+
+    stub.calls = []
+    second = live_run(image, stub, monkeypatch)
+    assert second['settings'][0]['status'] == 'pending_restart'
+    assert second['changed'] is False and second['restart_required'] is True
+    assert ['systemctl', 'daemon-reload'] not in stub.calls
+
+    stub.restart()
+    third = live_run(image, stub, monkeypatch)
+    assert third['settings'][0]['status'] == 'ok' and third['restart_required'] is False
+    assert third['settings'][0]['live']['numa_policy'] == 'bind:1'
+
+
+def test_running_service_shadowed_by_a_later_dropin(image, tmp_path, monkeypatch):
+    write(os.path.join(image, 'etc/systemd/system/db.service.d/95-site.conf'), '[Service]\nNUMAPolicy=interleave\n')
+    stub = FakeSystemd(image, str(tmp_path / 'proc'))
+    result = live_run(image, stub, monkeypatch)
+    record = result['settings'][0]
+    assert record['status'] == 'shadowed'
+    assert '/etc/systemd/system/db.service.d/95-site.conf' in record['detail']
+    assert record['persisted']['NUMAPolicy'] == 'interleave'
+
+
+def test_running_service_that_does_not_exist_is_refused(image, monkeypatch):
+    def missing(argv):
+        return 0, 'LoadState=not-found\nMainPID=0\n', ''
+    monkeypatch.setattr(ps.systemd, 'systemd_running', lambda root='/': True)
+    plan = ps.LinuxProcessorSet({'name': 'db', 'cpus': '1', 'service': 'nosuch', 'root': image}, runner=missing,
+                                cgroup_mounts=NO_CGROUPS)
+    plan.live = True
+    with pytest.raises(ps.InputError, match='service nosuch.service does not exist'):
+        plan.run()
+    assert not os.path.exists(os.path.join(image, 'etc/systemd/system/nosuch.service.d'))

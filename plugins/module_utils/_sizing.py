@@ -279,18 +279,19 @@ def shm_settings(engine, ram_bytes, page_size, shared_memory, hugepage_size=None
         margin = _margin_pages(hugepages_margin, needed, hp_size)
         count = needed + margin
         pool_bytes = count * hp_size
+        margin_text = '%d page%s' % (margin, '' if margin == 1 else 's')
         if pool_bytes > ram:
             raise SizingError(
-                'shared_memory: %d huge pages of %s (%s for %s shared memory plus a margin of %d pages) '
+                'shared_memory: %d huge pages of %s (%s for %s shared memory plus a margin of %s) '
                 'exceed the physical memory (%s)'
-                % (count, human_size(hp_size), human_size(pool_bytes), human_size(shm), margin, human_size(ram)))
+                % (count, human_size(hp_size), human_size(pool_bytes), human_size(shm), margin_text, human_size(ram)))
         cap_bytes = int(cap * ram)
         if pool_bytes > cap_bytes:
             raise SizingError(
-                'shared_memory: %d huge pages of %s (%s for %s shared memory plus a margin of %d pages) '
+                'shared_memory: %d huge pages of %s (%s for %s shared memory plus a margin of %s) '
                 'exceed the cap of %s%% of RAM (%s of %s); lower the shared memory or the margin, '
                 'or raise hugepages_cap'
-                % (count, human_size(hp_size), human_size(pool_bytes), human_size(shm), margin,
+                % (count, human_size(hp_size), human_size(pool_bytes), human_size(shm), margin_text,
                    _percent_text(cap), human_size(cap_bytes), human_size(ram)))
         entry = {'size': hp_size, 'count': count}
         if numa_node is not None:

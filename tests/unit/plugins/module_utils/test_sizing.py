@@ -79,7 +79,8 @@ def test_pool_exactly_at_the_cap_is_accepted():
     fits = _compute(dict(engine='postgresql', ram_bytes=10 * GIB, page_size=4096, shared_memory='7G',
                          hugepage_size='1G', group_gid=1, hugepages_margin=0))
     assert fits['hugepages'] == [{'size': GIB, 'count': 7}]
-    with pytest.raises(sizing.SizingError, match='exceed the cap of 70% of RAM'):
+    with pytest.raises(sizing.SizingError, match=r'8 huge pages of 1G \(8G for 7G shared memory plus a margin of '
+                                                 r'1 page\) exceed the cap of 70% of RAM \(7G of 10G\)'):
         _compute(dict(engine='postgresql', ram_bytes=10 * GIB, page_size=4096, shared_memory='7G',
                       hugepage_size='1G', group_gid=1, hugepages_margin=1))
 

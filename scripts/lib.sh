@@ -47,6 +47,12 @@ timed() {
   return "$rc"
 }
 
+# Run pip (or anything) without the "Location 'file:...' is ignored" warnings a
+# machine-wide pip config pointing at absent local indexes prints per package.
+quiet_pip() {
+  "$@" 2> >(grep -v "^WARNING: Location 'file:" >&2)
+}
+
 need_root() {
   [ "$(id -u)" -eq 0 ] || die "$1 must run as root (it installs packages and runs rootful podman)"
 }

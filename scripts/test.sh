@@ -107,8 +107,7 @@ PY
   fi
   rm -f "$cache.tmp"
   log "ci-files.testing.ansible.com unreachable: caching an ensurepip-based pip $version bootstrap for ansible-test"
-  python -m pip download --quiet --no-deps --only-binary=:all: --dest "$wheels" "pip==$version" \
-    2> >(grep -v "^WARNING: Location 'file:" >&2)
+  quiet_pip python -m pip download --quiet --no-deps --only-binary=:all: --dest "$wheels" "pip==$version"
   cat >"$cache" <<PY
 """Stand-in for get-pip.py (ci-files.testing.ansible.com unreachable): bootstrap
 pip from this interpreter's ensurepip, then install what was asked from $wheels."""

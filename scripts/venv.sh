@@ -41,8 +41,8 @@ install_requirements() {
     return 0
   fi
   log "installing $(basename "$requirements") into $DBHOST_VENV"
-  "$DBHOST_VENV/bin/python" -m pip install --quiet --upgrade pip
-  "$DBHOST_VENV/bin/python" -m pip install --quiet -r "$requirements"
+  quiet_pip "$DBHOST_VENV/bin/python" -m pip install --quiet --upgrade pip
+  quiet_pip "$DBHOST_VENV/bin/python" -m pip install --quiet -r "$requirements"
   "$DBHOST_VENV/bin/python" -m pip check
   # A test venv also satisfies the runtime set; remember both.
   printf '%s\n' "$want" >"$stamp"
@@ -67,7 +67,7 @@ install_test_collections() {
   mkdir -p "$wheel_dir" "$DBHOST_COLLECTIONS/ansible_collections"
   if ! compgen -G "$wheel_dir/ansible-$DBHOST_ANSIBLE_BUNDLE_VERSION-*.whl" >/dev/null; then
     log "downloading ansible==$DBHOST_ANSIBLE_BUNDLE_VERSION (wheel only)"
-    "$DBHOST_VENV/bin/python" -m pip download --quiet --no-deps --only-binary=:all: \
+    quiet_pip "$DBHOST_VENV/bin/python" -m pip download --quiet --no-deps --only-binary=:all: \
       --dest "$wheel_dir" "ansible==$DBHOST_ANSIBLE_BUNDLE_VERSION"
   fi
   local wheel
@@ -86,6 +86,7 @@ with zipfile.ZipFile(wheel) as archive:
         sys.exit("no %s in %s" % (", ".join(wanted), wheel))
     archive.extractall(dest, members)
 EOF
+  rm -f "$wheel"
   touch "$stamp"
 }
 

@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 # Copyright: contributors to dbhost.tuning
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Throwaway loop devices for the block_queue Molecule scenarios, run inside a container.
@@ -116,7 +115,7 @@ def set_queue(name, assignments, strict=True):
     if not name.startswith('loop'):
         sys.exit('%s is not a loop device' % name)
     for assignment in assignments:
-        attribute, _, value = assignment.partition('=')
+        attribute, dummy, value = assignment.partition('=')
         if '/' in attribute or not value:
             sys.exit('bad assignment %r' % assignment)
         try:

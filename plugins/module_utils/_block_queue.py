@@ -24,7 +24,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils import _sysfs as sys
 from ansible_collections.dbhost.tuning.plugins.module_utils import _udev as udev
 from ansible_collections.dbhost.tuning.plugins.module_utils._files import FileChange, PathError, read_text, rooted
 from ansible_collections.dbhost.tuning.plugins.module_utils._result import (
-    FAILED, UNSUPPORTED, Result, Setting, decide_status)
+    FAILED, Result, Setting, decide_status)
 
 DEFAULT_FILE = '/etc/udev/rules.d/61-dbhost-tuning.rules'
 HEADER = ('# Managed by dbhost.tuning.block_queue: block queue attributes of selected devices.\n'

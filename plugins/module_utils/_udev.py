@@ -197,7 +197,7 @@ def parse_db(text):
     properties = {}
     for line in (text or '').splitlines():
         if line.startswith('E:') and '=' in line:
-            name, _, value = line[2:].partition('=')
+            name, dummy, value = line[2:].partition('=')
             properties[name] = value
     return properties
 

@@ -150,7 +150,7 @@ attributes:
   platform:
     support: full
     platforms: [linux, freebsd, sunos]
-    details: On FreeBSD and SunOS every record is C(unsupported), with the reason.
+    description: Linux; on FreeBSD and SunOS every record is C(unsupported), with the reason.
 notes:
   - Returns the collection's common result - RV(settings), RV(restart_required), RV(reboot_required).
   - The scheduler must be one the device lists in C(queue/scheduler); load the scheduler's kernel module
@@ -320,8 +320,7 @@ def main():
         plan = BlockQueue(
             devices, apply=args['apply'], persist=args['persist'], file=args['file'], root=args['root'],
             allow_empty=args['allow_empty'], reload=args['reload'], trigger=args['trigger'], backup=args['backup'],
-            check_mode=module.check_mode, runner=lambda argv: module.run_command(argv),
-            bin_path=lambda name: module.get_bin_path(name),
+            check_mode=module.check_mode, runner=module.run_command, bin_path=module.get_bin_path,
         )
         result = plan.run(module)
     except InputError as exc:

@@ -155,19 +155,23 @@ DATA_DISKS = [
     {'mount': '/u02', 'slaves': True, 'attributes': {'rq_affinity': 2}},
 ]
 
-EXPECTED_RULES = '''# Managed by dbhost.tuning.block_queue: block queue attributes of selected devices.
-# Rules are keyed by a stable identifier (device-mapper UUID, WWID, serial, loop backing file);
-# KERNEL=="name" only where a device has none. Local edits to managed attributes are overwritten.
-ACTION=="add|change", SUBSYSTEM=="block", ENV{DEVTYPE}=="disk", ATTR{dm/uuid}=="mpath-360002ac0000000000000000a00012345", ATTR{queue/rq_affinity}="2"
-ACTION=="add|change", SUBSYSTEM=="block", ENV{DEVTYPE}=="disk", ATTR{dm/uuid}=="LVM-Vx3kT9qWe1fY2gH4jK5lM6nB7vC8xZ0aQ1wE2rT3yU4iO5pA6sD7fG8hJ9kL0zX1", ATTR{queue/rq_affinity}="2"
-ACTION=="add|change", SUBSYSTEM=="block", ENV{DEVTYPE}=="disk", KERNEL=="loop*", ATTR{loop/backing_file}=="/var/tmp/dbhost-bq/a.img", ATTR{queue/read_ahead_kb}="4096", ATTR{queue/rq_affinity}="2"
-ACTION=="add|change", SUBSYSTEM=="block", ENV{DEVTYPE}=="disk", ATTRS{wwid}=="eui.0025388b91c2d4e1", ATTR{queue/scheduler}="mq-deadline", ATTR{queue/nr_requests}="64", ATTR{queue/read_ahead_kb}="4096", ATTR{queue/rq_affinity}="2"
-ACTION=="add|change", SUBSYSTEM=="block", ENV{DEVTYPE}=="disk", ATTRS{wwid}=="naa.5000c500a1b2c3d4", ATTR{queue/read_ahead_kb}="4096", ATTR{queue/rq_affinity}="2"
-ACTION=="add|change", SUBSYSTEM=="block", ENV{DEVTYPE}=="disk", ATTRS{wwid}=="naa.60002ac0000000000000000a00012345", ATTR{queue/read_ahead_kb}="4096", ATTR{queue/rq_affinity}="2"
-ACTION=="add|change", SUBSYSTEM=="block", ENV{DEVTYPE}=="disk", KERNEL=="sdd", ATTR{queue/read_ahead_kb}="4096", ATTR{queue/rq_affinity}="2"
-ACTION=="add|change", SUBSYSTEM=="block", ENV{DEVTYPE}=="disk", ENV{ID_WWN_WITH_EXTENSION}=="0x50014ee2b5e6f7a8", ATTR{queue/read_ahead_kb}="4096", ATTR{queue/rq_affinity}="2"
-ACTION=="add|change", SUBSYSTEM=="block", ENV{DEVTYPE}=="disk", ATTR{serial}=="dbdata01", ATTR{queue/read_ahead_kb}="4096", ATTR{queue/rq_affinity}="2"
-'''
+COMMON = 'ACTION=="add|change", SUBSYSTEM=="block", ENV{DEVTYPE}=="disk", '
+DATA = 'ATTR{queue/read_ahead_kb}="4096", ATTR{queue/rq_affinity}="2"'
+EXPECTED_RULES = (
+    '# Managed by dbhost.tuning.block_queue: block queue attributes of selected devices.\n'
+    '# Rules are keyed by a stable identifier (device-mapper UUID, WWID, serial, loop backing file);\n'
+    '# KERNEL=="name" only where a device has none. Local edits to managed attributes are overwritten.\n'
+    + COMMON + 'ATTR{dm/uuid}=="mpath-360002ac0000000000000000a00012345", ATTR{queue/rq_affinity}="2"\n'
+    + COMMON + 'ATTR{dm/uuid}=="LVM-Vx3kT9qWe1fY2gH4jK5lM6nB7vC8xZ0aQ1wE2rT3yU4iO5pA6sD7fG8hJ9kL0zX1", '
+               'ATTR{queue/rq_affinity}="2"\n'
+    + COMMON + 'KERNEL=="loop*", ATTR{loop/backing_file}=="/var/tmp/dbhost-bq/a.img", ' + DATA + '\n'
+    + COMMON + 'ATTRS{wwid}=="eui.0025388b91c2d4e1", ATTR{queue/scheduler}="mq-deadline", '
+               'ATTR{queue/nr_requests}="64", ' + DATA + '\n'
+    + COMMON + 'ATTRS{wwid}=="naa.5000c500a1b2c3d4", ' + DATA + '\n'
+    + COMMON + 'ATTRS{wwid}=="naa.60002ac0000000000000000a00012345", ' + DATA + '\n'
+    + COMMON + 'KERNEL=="sdd", ' + DATA + '\n'
+    + COMMON + 'ENV{ID_WWN_WITH_EXTENSION}=="0x50014ee2b5e6f7a8", ' + DATA + '\n'
+    + COMMON + 'ATTR{serial}=="dbdata01", ' + DATA + '\n')
 
 
 def test_apply_writes_live_reads_back_and_persists_exact_rules(root):

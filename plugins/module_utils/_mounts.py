@@ -679,9 +679,9 @@ class MountOptions(object):
         if not self.remount:
             request.remount_skipped = 'remount=false'
             return
-        request.remount_argv = self.platform.remount_argv(
-            self.mount_command, request.entry, request.new_options, [t for t in tokens if not
-                                                                     self.platform.is_userspace(t)])
+        tokens = [token for token in tokens if not self.platform.is_userspace(token)]
+        request.remount_argv = self.platform.remount_argv(self.mount_command, request.entry, request.new_options,
+                                                          tokens)
 
     def _group_tokens(self, token, tokens, live=False):
         if tokens is None:
@@ -783,5 +783,5 @@ class MountOptions(object):
         failed = result.failed_settings()
         if not failed:
             return None
-        return 'remount refused: %s' % ', '.join(sorted(set('%s on %s (%s)' % (s.name, s.target, s.detail)
-                                                          for s in failed)))
+        problems = set('%s on %s (%s)' % (s.name, s.target, s.detail) for s in failed)
+        return 'remount refused: %s' % ', '.join(sorted(problems))

@@ -101,6 +101,7 @@ attributes:
     description: Returns the before and after text of the file.
   platform:
     support: full
+    description: Linux (fstab, mountinfo) and SunOS (vfstab, mnttab).
     platforms: [linux, sunos]
 notes:
   - Returns the collection's common result - RV(settings), RV(restart_required), RV(reboot_required).
@@ -291,7 +292,7 @@ def main():
         plan = MountOptions(
             mounts, remount=args['remount'], file=args['fstab'], root=root, backup=args['backup'],
             check_mode=module.check_mode, live_root=live_root,
-            runner=lambda argv: module.run_command(argv),
+            runner=module.run_command,
             mount_command=module.get_bin_path('mount', required=live_root is not None) or 'mount',
         )
         result = plan.run(module)

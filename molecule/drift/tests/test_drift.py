@@ -119,7 +119,7 @@ def drift_check(report_dir):
                read('drift.md'))
 
 
-def make_drift(host, loop):
+def make_drift(host):
     """Drift the container by hand, the four ways the issue names, and check each took."""
     host.check_output('sysctl -q -w kernel.shmmni=1024')
     rule_before = host.file(RULES).content_string
@@ -129,23 +129,26 @@ def make_drift(host, loop):
     # current one. So, ignoring fstab, back to the kernel's default, relatime.
     host.check_output('mount --options-mode ignore -o remount,relatime %s' % MOUNT)
     host.check_output("sed -i \"s|^\\*\\.filesystemio_options=.*|*.filesystemio_options='ASYNCH'|\" %s" % PFILE)
-    state = drifted_state(host, loop)
+    state = drifted_state(host)
     assert state['kernel.shmmni'] == '1024'
     assert state['rule'] == 'ATTR{queue/rq_affinity}="2"' and rule_before != host.file(RULES).content_string
-    assert state['rq_affinity'] == '1', 'only the rule changed, not the live value'
     assert 'noatime' not in state['mount_options']
     assert state['pfile'] == ["*.filesystemio_options='ASYNCH'"]
     return state
 
 
-def drifted_state(host, loop):
+def drifted_state(host):
+    """What the drift by hand changed, read back. The live rq_affinity is left out: the edited
+    rule is live udev configuration, and the container's udevd applies it to the loop device at
+    the next add or change event for it, which on this shared machine can come from outside the
+    test at any time (seen once during the second drift check; a container booting elsewhere
+    triggers add events for every device). So the live value is 1 or 2; the rule's 2 must stay."""
     rules = host.file(RULES).content_string
     options = [line.split()[3].split(',') for line in host.file('/proc/mounts').content_string.splitlines()
                if line.split()[1] == MOUNT]
     return {
         'kernel.shmmni': host.check_output('sysctl -n kernel.shmmni').strip(),
         'rule': re.search(r'ATTR\{queue/rq_affinity\}="[^"]*"', rules).group(0),
-        'rq_affinity': host.file('/sys/block/%s/queue/rq_affinity' % loop).content_string.strip(),
         'mount_options': options[-1],
         'pfile': [line for line in host.file(PFILE).content_string.splitlines() if 'filesystemio_options' in line],
     }
@@ -157,12 +160,12 @@ def loop_fixture(host):
 
 
 @pytest.fixture(name='runs', scope='module')
-def runs_fixture(host, loop, tmp_path_factory):
+def runs_fixture(host, tmp_path_factory):
     """The drift check on the tuned container, then the drift by hand, then the check again."""
     clean = drift_check(str(tmp_path_factory.mktemp('clean')))
-    drift = make_drift(host, loop)
+    drift = make_drift(host)
     drifted = drift_check(str(tmp_path_factory.mktemp('drifted')))
-    return {'clean': clean, 'drift': drift, 'drifted': drifted, 'after': drifted_state(host, loop)}
+    return {'clean': clean, 'drift': drift, 'drifted': drifted, 'after': drifted_state(host)}
 
 
 def records_of(run):
@@ -261,7 +264,9 @@ def test_drift_json_values(runs, loop):
         record = by_pair[('kernel.shmmni', target)]
         assert (record['desired'], record['live'], record['persisted']) == ('4096', '1024', '4096'), record
     record = by_pair[('%s/queue/rq_affinity' % loop, RULES)]
-    assert (str(record['desired']), str(record['live']), str(record['persisted'])) == ('1', '1', '2'), record
+    assert (str(record['desired']), str(record['persisted'])) == ('1', '2'), record
+    # 1 as tuned, or 2 when udev already applied the edited rule (see drifted_state).
+    assert str(record['live']) in ('1', '2'), record
     record = by_pair[('noatime', MOUNT)]
     assert record['persisted'] == 'noatime' and 'noatime' not in str(record['live']).split(','), record
     record = by_pair[('filesystemio_options', PFILE)]

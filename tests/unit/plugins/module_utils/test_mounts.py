@@ -225,11 +225,12 @@ class FakeMount(object):
         for line in open(name).read().splitlines():
             fields = line.split(' ')
             if fields[4].replace('\\040', ' ') == path:
-                options = fields[5].split(',')
+                # VFS flags are per mount (field 6); key=value options belong to the super block.
+                super_field = fields.index('-', 6) + 3
                 for token in tokens:
                     if token not in self.ignore:
-                        options = _fake_apply(options, token)
-                fields[5] = ','.join(options)
+                        field = super_field if '=' in token else 5
+                        fields[field] = ','.join(_fake_apply(fields[field].split(','), token))
             lines.append(' '.join(fields))
         with open(name, 'w') as handle:
             handle.write('\n'.join(lines) + '\n')
@@ -540,3 +541,41 @@ def test_file_path_with_dotdot_is_refused(linux_tree):
         mounts.MountOptions([{'path': '/u02', 'present': ['noatime']}], root=linux_tree, file='/etc/../fstab',
                             system_name='Linux').run()
     assert 'fstab:' in str(caught.value) and '".."' in str(caught.value)
+
+
+def test_absent_kernel_default_is_only_compared_in_the_file(linux_tree):
+    """relatime is what the kernel shows when nothing is asked: removing it from fstab changes
+    nothing live, so the live side does not count (and no remount is run)."""
+    fake = FakeMount(linux_tree)
+    dummy, result = run(linux_tree, [{'path': '/u03', 'absent': ['relatime']}], runner=fake)
+    assert fake.calls == []
+    record = result.settings[0]
+    assert record.status == CHANGED and 'a default the mount table shows anyway' in record.detail
+    dummy, again = run(linux_tree, [{'path': '/u03', 'absent': ['relatime']}], runner=FakeMount(linux_tree))
+    assert [s.status for s in again.settings] == [OK] and not again.changed
+
+
+def test_key_value_live_value_differs(linux_tree):
+    """mincache=closesync live, mincache=direct asked: remount names the new value."""
+    fake = FakeMount(linux_tree)
+    dummy, result = run(linux_tree, [{'path': '/u04', 'present': ['mincache=direct']}], runner=fake)
+    assert fake.calls == [['mount', '-o', 'remount,mincache=direct', '/u04']]
+    record = result.settings[0]
+    assert (record.status, record.live, record.persisted) == (CHANGED, 'mincache=direct', 'mincache=direct')
+
+
+def test_sunos_vxfs_option_fixed_until_mount(sunos_tree):
+    fake = FakeMount(sunos_tree, system='SunOS')
+    dummy, result = run(sunos_tree, [{'path': '/u04', 'present': ['qio']}], system='SunOS', runner=fake)
+    assert fake.calls == []
+    assert result.settings[0].status == PENDING_REBOOT and result.reboot_required
+
+
+def test_sunos_check_mode_runs_nothing(sunos_tree):
+    fake = FakeMount(sunos_tree, system='SunOS')
+    dummy, result = run(sunos_tree, [{'path': '/u02', 'present': ['forcedirectio']},
+                                     {'path': '/u04', 'present': ['mincache=direct']}],
+                        system='SunOS', runner=fake, check_mode=True)
+    assert fake.calls == []
+    assert [s.status for s in result.settings] == [DRIFT, DRIFT]
+    assert read(sunos_tree, 'etc/vfstab') == VFSTAB and read(sunos_tree, 'etc/mnttab') == MNTTAB

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # -*- coding: utf-8 -*-
 """Benchmark: a 20-setting kernel parameter drift check, one module call per host
 (dbhost.tuning.kernel_params) against the usual way (one ansible.posix.sysctl task per key).

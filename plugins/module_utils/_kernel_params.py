@@ -136,18 +136,7 @@ class LinuxBackend(object):
         return sysctl.values_of(text)
 
     def render(self, text, changes):
-        rendered = sysctl.render(text, changes, header=HEADER)
-        if self.separator != ' = ' and rendered:
-            # Only new lines use our separator; sysctl.render writes ' = ' for them.
-            lines = []
-            old = set((text or '').splitlines())
-            for line in rendered.splitlines():
-                if line not in old and sysctl.parse_line(line) is not None:
-                    key, _, value = line.partition(' = ')
-                    line = '%s%s%s' % (key, self.separator, value)
-                lines.append(line)
-            rendered = '\n'.join(lines) + '\n'
-        return rendered
+        return sysctl.render(text, changes, header=HEADER, separator=self.separator)
 
 
 class FreeBSDBackend(LinuxBackend):

@@ -143,13 +143,14 @@ def values_of(text):
     return values
 
 
-def render(text, changes, header=None):
+def render(text, changes, header=None, separator=' = '):
     """Return ``text`` with ``changes`` applied, every other line kept as it was.
 
     ``changes`` maps canonical keys to a value (set) or None (remove).  A key already
     present keeps its line (spelling, spacing) with the value replaced; further lines of
     the same key are dropped, since only the last one counted.  New keys are appended
-    in sorted order.  ``header`` starts a file that did not exist (``text`` None).
+    in sorted order, as ``key<separator>value`` (FreeBSD's rc.d reads ``key=value``
+    words, so it passes ``=``).  ``header`` starts a file that did not exist (``text`` None).
     """
     lines = (text or '').splitlines()
     last_index = {}
@@ -171,7 +172,7 @@ def render(text, changes, header=None):
     added = sorted(k for k, v in changes.items() if v is not None and k not in last_index)
     if text is None and header and added:
         output.append(header)
-    output.extend('%s = %s' % (key, changes[key]) for key in added)
+    output.extend('%s%s%s' % (key, separator, changes[key]) for key in added)
     if not output:
         return '' if text is not None else None
     return '\n'.join(output) + '\n'

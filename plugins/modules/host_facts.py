@@ -38,11 +38,14 @@ attributes:
     description: Only reads.
   diff_mode:
     support: none
+    description: Nothing is changed, so there is nothing to show.
   facts:
     support: full
+    description: Sets C(ansible_facts.dbhost).
   platform:
     support: full
     platforms: [linux, freebsd, sunos]
+    description: Linux from C(/proc) and C(/sys); SunOS and FreeBSD through a few commands.
 '''
 
 EXAMPLES = r'''
@@ -112,7 +115,7 @@ def main():
         supports_check_mode=True,
     )
     facts = gather(module.params['root'], module.params['subset'],
-                   runner=lambda argv: module.run_command(argv))
+                   runner=module.run_command)
     module.exit_json(changed=False, ansible_facts={'dbhost': facts})
 
 

@@ -95,6 +95,7 @@ attributes:
   platform:
     support: full
     platforms: [linux, freebsd, sunos]
+    description: Linux (C(/proc/sys), sysctl.d), FreeBSD (C(sysctl), C(/etc/sysctl.conf)), SunOS (C(/etc/system)).
 notes:
   - Returns the collection's common result, RV(settings), RV(restart_required) and RV(reboot_required).
 seealso:
@@ -218,7 +219,7 @@ def main():
             args['params'], state=args['state'], apply=args['apply'], persist=args['persist'],
             file=args['file'], mode=args['mode'], root=args['root'], backup=args['backup'],
             fail_on_shadowed=args['fail_on_shadowed'], check_mode=module.check_mode,
-            runner=lambda argv: module.run_command(argv),
+            runner=module.run_command,
         )
         result = plan.run(module)
     except InputError as exc:

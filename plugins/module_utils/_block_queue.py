@@ -25,6 +25,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils import _udev as udev
 from ansible_collections.dbhost.tuning.plugins.module_utils._files import FileChange, PathError, read_text, rooted
 from ansible_collections.dbhost.tuning.plugins.module_utils._result import (
     FAILED, Result, Setting, decide_status)
+from ansible_collections.dbhost.tuning.plugins.module_utils._result import InputError  # noqa: F401 (re-exported)
 
 DEFAULT_FILE = '/etc/udev/rules.d/61-dbhost-tuning.rules'
 HEADER = ('# Managed by dbhost.tuning.block_queue: block queue attributes of selected devices.\n'
@@ -71,10 +72,6 @@ MINIMUM = {
     'write_zeroes_unmap_max_bytes': 0,
     'io_timeout': 1,
 }
-
-
-class InputError(ValueError):
-    """Bad input: refused before anything is touched; the message names the input."""
 
 
 def _as_text(value, where):

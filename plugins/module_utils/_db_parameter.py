@@ -29,6 +29,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils import _postgresql_c
 from ansible_collections.dbhost.tuning.plugins.module_utils._files import FileChange, PathError, read_text, rooted
 from ansible_collections.dbhost.tuning.plugins.module_utils._result import (
     FAILED, PENDING_RESTART, UNSUPPORTED, Result, Setting, decide_status)
+from ansible_collections.dbhost.tuning.plugins.module_utils._result import InputError  # noqa: F401 (re-exported)
 
 ENGINES = ('oracle', 'postgresql', 'mysql')
 MAX_INCLUDE_DEPTH = 10
@@ -43,10 +44,6 @@ ORACLE_STATIC = frozenset([
     'large_pool_size', 'java_pool_size', 'instance_number', 'remote_login_passwordfile', 'spfile',
     'undo_management', 'shared_servers', 'log_buffer', 'memory_target', 'sga_target',
 ])
-
-
-class InputError(ValueError):
-    """Bad input: refused before anything is touched; the message names the input."""
 
 
 class ConfigFile(object):

@@ -36,6 +36,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils._files import FileCh
 from ansible_collections.dbhost.tuning.plugins.module_utils._result import (
     FAILED, UNSUPPORTED, Result, Setting, decide_status)
 from ansible_collections.dbhost.tuning.plugins.module_utils._sizing import SizingError, human_size, parse_size
+from ansible_collections.dbhost.tuning.plugins.module_utils._result import InputError  # noqa: F401 (re-exported)
 
 DEFAULT_SYSCTL_FILE = '/etc/sysctl.d/90-dbhost-tuning-hugepages.conf'
 DEFAULT_TMPFILES_FILE = '/etc/tmpfiles.d/90-dbhost-tuning-hugepages.conf'
@@ -49,10 +50,6 @@ TMPFILES_HEADER = ('# Managed by dbhost.tuning.hugepages: huge page pools of oth
 ON_SHORT = ('fail', 'warn')
 _POOL_DIR = re.compile(r'^hugepages-(\d+)kB$')
 _NODE_MEMTOTAL = re.compile(r'^Node\s+\d+\s+MemTotal:\s+(\d+)\s*kB', re.MULTILINE)
-
-
-class InputError(ValueError):
-    """Bad input: refused before anything is touched; the message names the input."""
 
 
 class Kernel(object):

@@ -20,6 +20,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils import _sysctl as sy
 from ansible_collections.dbhost.tuning.plugins.module_utils._files import FileChange, PathError, read_text, rooted
 from ansible_collections.dbhost.tuning.plugins.module_utils._result import (
     FAILED, PENDING_REBOOT, Result, Setting, decide_status)
+from ansible_collections.dbhost.tuning.plugins.module_utils._result import InputError  # noqa: F401 (re-exported)
 
 HEADER = '# Managed by dbhost.tuning.kernel_params; local edits to these keys are overwritten.'
 
@@ -38,10 +39,6 @@ KNOWN_NUMERIC_KEYS = frozenset([
     'kern.ipc.shmall', 'kern.ipc.shm_use_phys', 'kern.ipc.semmns',
     'shmsys:shminfo_shmmax', 'shmsys:shminfo_shmmni', 'semsys:seminfo_semmni', 'semsys:seminfo_semmns',
 ])
-
-
-class InputError(ValueError):
-    """Bad input: refused before anything is touched; the message names the input."""
 
 
 class ValueCompare(object):

@@ -33,10 +33,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils import _platform as 
 from ansible_collections.dbhost.tuning.plugins.module_utils._files import FileChange, PathError, read_text, rooted
 from ansible_collections.dbhost.tuning.plugins.module_utils._result import (
     CHANGED, FAILED, OK, PENDING_REBOOT, Result, Setting, decide_status)
-
-
-class InputError(ValueError):
-    """Bad input: refused before anything is touched; the message names the input."""
+from ansible_collections.dbhost.tuning.plugins.module_utils._result import InputError  # noqa: F401 (re-exported)
 
 
 # ---------------------------------------------------------------------------- options

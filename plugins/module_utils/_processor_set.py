@@ -24,6 +24,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils import _systemd as s
 from ansible_collections.dbhost.tuning.plugins.module_utils._files import FileChange, read_text, rooted
 from ansible_collections.dbhost.tuning.plugins.module_utils._result import (
     FAILED, OK, PENDING_RESTART, UNSUPPORTED, Result, Setting, decide_status)
+from ansible_collections.dbhost.tuning.plugins.module_utils._result import InputError  # noqa: F401 (re-exported)
 
 DROPIN_NAME = '90-dbhost-tuning-cpus.conf'
 HEADER = '# Managed by dbhost.tuning.processor_set; the keys below are overwritten on every run.'
@@ -35,10 +36,6 @@ ALL_KEYS = AFFINITY_KEYS + CPUSET_KEYS
 
 _SET_NAME = re.compile(r'^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$')
 _NODE_SPEC = re.compile(r'^node:(.*)$')
-
-
-class InputError(ValueError):
-    """Bad input: refused before anything is touched; the message names the input."""
 
 
 # ------------------------------------------------------------------ CPU and node selection

@@ -27,6 +27,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils import _systemd as s
 from ansible_collections.dbhost.tuning.plugins.module_utils._files import FileChange, PathError, read_text, rooted
 from ansible_collections.dbhost.tuning.plugins.module_utils._result import (
     FAILED, PENDING_RESTART, UNSUPPORTED, Result, Setting, decide_status)
+from ansible_collections.dbhost.tuning.plugins.module_utils._result import InputError  # noqa: F401 (re-exported)
 
 DEFAULT_LIMITS_FILE = '/etc/security/limits.d/90-dbhost-tuning.conf'
 DEFAULT_DROPIN_NAME = '90-dbhost-tuning.conf'
@@ -43,10 +44,6 @@ _UNSUPPORTED_WHY = {
     'service': 'systemd service drop-ins are managed on Linux only',
     'projects': '/etc/project exists on Solaris and illumos only',
 }
-
-
-class InputError(ValueError):
-    """Bad input: refused before anything is touched; the message names the input."""
 
 
 class ResourceLimits(object):

@@ -28,6 +28,34 @@ STATUSES = (OK, CHANGED, DRIFT, PENDING_RESTART, PENDING_REBOOT, SHADOWED, UNSUP
 CLEAN_STATUSES = (OK, UNSUPPORTED)
 
 
+class InputError(ValueError):
+    """Bad input: refused before anything is touched; the message names the input."""
+
+
+def run_plan(module, make_plan):
+    """The end of every module's main(): build the plan, run it, exit with the contract.
+
+    ``make_plan`` returns a plan object with run(module) -> Result and
+    failure_message(result) -> str or None.  Bad input (InputError) fails the task
+    with its message before anything was touched; a plan that ran but has failed
+    records (or, say, shadowed keys the user asked to fail on) fails the task with
+    the full result, so the records still reach the drift report.
+    """
+    try:
+        plan = make_plan()
+        result = plan.run(module)
+    except InputError as exc:
+        module.fail_json(msg=str(exc))
+    output = result.as_dict()
+    # ansible-core 2.19 deprecates a warnings key in a module's result: use module.warn().
+    for warning in output.pop('warnings', []):
+        module.warn(warning)
+    problem = plan.failure_message(result)
+    if problem:
+        module.fail_json(msg=problem, **output)
+    module.exit_json(**output)
+
+
 def decide_status(live_ok, persisted_ok, check_mode, live_needs=None, shadowed=False, unsupported=False):
     """Return the status of one record; the rules live here and nowhere else.
 

@@ -26,15 +26,12 @@ from ansible_collections.dbhost.tuning.plugins.module_utils import _tmpfiles as 
 from ansible_collections.dbhost.tuning.plugins.module_utils._files import FileChange, PathError, read_text, rooted
 from ansible_collections.dbhost.tuning.plugins.module_utils._result import (
     FAILED, UNSUPPORTED, Result, Setting, decide_status)
+from ansible_collections.dbhost.tuning.plugins.module_utils._result import InputError  # noqa: F401 (re-exported)
 
 DEFAULT_TMPFILES_FILE = '/etc/tmpfiles.d/90-dbhost-tuning.conf'
 HEADER = ('# Managed by dbhost.tuning: sysfs attributes that systemd-tmpfiles writes at boot;\n'
           '# local edits to these paths are overwritten.')
 _NUMBER = re.compile(r'^-?\d+$')
-
-
-class InputError(ValueError):
-    """Bad input: refused before anything is touched; the message names the input."""
 
 
 def sysfs_path(name):

@@ -287,7 +287,8 @@ diff:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dbhost.tuning.plugins.module_utils._block_queue import DEFAULT_FILE, BlockQueue, InputError
+from ansible_collections.dbhost.tuning.plugins.module_utils._block_queue import DEFAULT_FILE, BlockQueue
+from ansible_collections.dbhost.tuning.plugins.module_utils._result import run_plan
 
 SELECTOR = dict(type='list', elements='str')
 
@@ -316,20 +317,11 @@ def main():
     args = module.params
     # Options the user left out arrive as None; the plan class wants only what was given.
     devices = [dict((key, value) for key, value in item.items() if value is not None) for item in args['devices']]
-    try:
-        plan = BlockQueue(
-            devices, apply=args['apply'], persist=args['persist'], file=args['file'], root=args['root'],
-            allow_empty=args['allow_empty'], reload=args['reload'], trigger=args['trigger'], backup=args['backup'],
-            check_mode=module.check_mode, runner=module.run_command, bin_path=module.get_bin_path,
-        )
-        result = plan.run(module)
-    except InputError as exc:
-        module.fail_json(msg=str(exc))
-    output = result.as_dict()
-    problem = plan.failure_message(result)
-    if problem:
-        module.fail_json(msg=problem, **output)
-    module.exit_json(**output)
+    run_plan(module, lambda: BlockQueue(
+        devices, apply=args['apply'], persist=args['persist'], file=args['file'], root=args['root'],
+        allow_empty=args['allow_empty'], reload=args['reload'], trigger=args['trigger'], backup=args['backup'],
+        check_mode=module.check_mode, runner=module.run_command, bin_path=module.get_bin_path,
+    ))
 
 
 if __name__ == '__main__':

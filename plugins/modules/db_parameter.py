@@ -262,7 +262,8 @@ diff:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dbhost.tuning.plugins.module_utils._db_parameter import DbParameter, InputError
+from ansible_collections.dbhost.tuning.plugins.module_utils._db_parameter import DbParameter
+from ansible_collections.dbhost.tuning.plugins.module_utils._result import run_plan
 
 
 def main():
@@ -294,28 +295,15 @@ def main():
     def runner(argv, data=None, environ=None):
         return module.run_command(argv, data=data, environ_update=environ or {}, cwd='/')
 
-    try:
-        plan = DbParameter(
-            args['engine'], args['params'], path=args['path'], backup=args['backup'], root=args['root'],
-            oracle_home=args['oracle_home'], oracle_sid=args['oracle_sid'], sid=args['sid'],
-            mysql_section=args['mysql_section'], read_live=args['read_live'], reload=args['reload'],
-            os_user=args['os_user'], login_user=args['login_user'], login_password=args['login_password'],
-            login_host=args['login_host'], login_port=args['login_port'], login_db=args['login_db'],
-            fail_on_shadowed=args['fail_on_shadowed'], check_mode=module.check_mode, runner=runner,
-            which=module.get_bin_path,
-        )
-        result = plan.run(module)
-    except InputError as exc:
-        module.fail_json(msg=str(exc))
-    output = result.as_dict()
-    # Ansible 2.19 deprecates a warnings key in the result: hand them to module.warn().
-    for warning in output.pop('warnings', []):
-        module.warn(warning)
-    problem = plan.failure_message(result)
-    if problem:
-        module.fail_json(msg=problem, **output)
-    module.exit_json(**output)
-
+    run_plan(module, lambda: DbParameter(
+        args['engine'], args['params'], path=args['path'], backup=args['backup'], root=args['root'],
+        oracle_home=args['oracle_home'], oracle_sid=args['oracle_sid'], sid=args['sid'],
+        mysql_section=args['mysql_section'], read_live=args['read_live'], reload=args['reload'],
+        os_user=args['os_user'], login_user=args['login_user'], login_password=args['login_password'],
+        login_host=args['login_host'], login_port=args['login_port'], login_db=args['login_db'],
+        fail_on_shadowed=args['fail_on_shadowed'], check_mode=module.check_mode, runner=runner,
+        which=module.get_bin_path,
+    ))
 
 if __name__ == '__main__':
     main()

@@ -224,7 +224,8 @@ diff:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.dbhost.tuning.plugins.module_utils._hugepages import (
-    DEFAULT_SYSCTL_FILE, DEFAULT_TMPFILES_FILE, HugePages, InputError)
+    DEFAULT_SYSCTL_FILE, DEFAULT_TMPFILES_FILE, HugePages)
+from ansible_collections.dbhost.tuning.plugins.module_utils._result import run_plan
 
 
 def main():
@@ -248,21 +249,12 @@ def main():
         supports_check_mode=True,
     )
     args = module.params
-    try:
-        plan = HugePages(
-            args['pages'], on_short=args['on_short'], compact=args['compact'], apply=args['apply'],
-            persist=args['persist'], sysctl_file=args['sysctl_file'], tmpfiles_file=args['tmpfiles_file'],
-            root=args['root'], backup=args['backup'], fail_on_shadowed=args['fail_on_shadowed'],
-            check_mode=module.check_mode,
-        )
-        result = plan.run(module)
-    except InputError as exc:
-        module.fail_json(msg=str(exc))
-    output = result.as_dict()
-    problem = plan.failure_message(result)
-    if problem:
-        module.fail_json(msg=problem, **output)
-    module.exit_json(**output)
+    run_plan(module, lambda: HugePages(
+        args['pages'], on_short=args['on_short'], compact=args['compact'], apply=args['apply'],
+        persist=args['persist'], sysctl_file=args['sysctl_file'], tmpfiles_file=args['tmpfiles_file'],
+        root=args['root'], backup=args['backup'], fail_on_shadowed=args['fail_on_shadowed'],
+        check_mode=module.check_mode,
+    ))
 
 
 if __name__ == '__main__':

@@ -195,7 +195,8 @@ diff:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dbhost.tuning.plugins.module_utils._kernel_params import InputError, KernelParams
+from ansible_collections.dbhost.tuning.plugins.module_utils._kernel_params import KernelParams
+from ansible_collections.dbhost.tuning.plugins.module_utils._result import run_plan
 
 
 def main():
@@ -214,21 +215,12 @@ def main():
         supports_check_mode=True,
     )
     args = module.params
-    try:
-        plan = KernelParams(
-            args['params'], state=args['state'], apply=args['apply'], persist=args['persist'],
-            file=args['file'], mode=args['mode'], root=args['root'], backup=args['backup'],
-            fail_on_shadowed=args['fail_on_shadowed'], check_mode=module.check_mode,
-            runner=module.run_command,
-        )
-        result = plan.run(module)
-    except InputError as exc:
-        module.fail_json(msg=str(exc))
-    output = result.as_dict()
-    problem = plan.failure_message(result)
-    if problem:
-        module.fail_json(msg=problem, **output)
-    module.exit_json(**output)
+    run_plan(module, lambda: KernelParams(
+        args['params'], state=args['state'], apply=args['apply'], persist=args['persist'],
+        file=args['file'], mode=args['mode'], root=args['root'], backup=args['backup'],
+        fail_on_shadowed=args['fail_on_shadowed'], check_mode=module.check_mode,
+        runner=module.run_command,
+    ))
 
 
 if __name__ == '__main__':

@@ -256,7 +256,8 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dbhost.tuning.plugins.module_utils._mounts import InputError, MountOptions
+from ansible_collections.dbhost.tuning.plugins.module_utils._mounts import MountOptions
+from ansible_collections.dbhost.tuning.plugins.module_utils._result import run_plan
 
 
 def main():
@@ -288,21 +289,12 @@ def main():
         mounts = [dict(path=args['path'], present=args['present'], absent=args['absent'])]
     root = args['root'] or '/'
     live_root = '/' if os.path.realpath(root) == '/' else None
-    try:
-        plan = MountOptions(
-            mounts, remount=args['remount'], file=args['fstab'], root=root, backup=args['backup'],
-            check_mode=module.check_mode, live_root=live_root,
-            runner=module.run_command,
-            mount_command=module.get_bin_path('mount', required=live_root is not None) or 'mount',
-        )
-        result = plan.run(module)
-    except InputError as exc:
-        module.fail_json(msg=str(exc))
-    output = result.as_dict()
-    problem = plan.failure_message(result)
-    if problem:
-        module.fail_json(msg=problem, **output)
-    module.exit_json(**output)
+    run_plan(module, lambda: MountOptions(
+        mounts, remount=args['remount'], file=args['fstab'], root=root, backup=args['backup'],
+        check_mode=module.check_mode, live_root=live_root,
+        runner=module.run_command,
+        mount_command=module.get_bin_path('mount', required=live_root is not None) or 'mount',
+    ))
 
 
 if __name__ == '__main__':

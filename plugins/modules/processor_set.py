@@ -253,7 +253,8 @@ backup_file:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dbhost.tuning.plugins.module_utils._processor_set import InputError, ProcessorSet
+from ansible_collections.dbhost.tuning.plugins.module_utils._processor_set import ProcessorSet
+from ansible_collections.dbhost.tuning.plugins.module_utils._result import run_plan
 
 
 def main():
@@ -283,17 +284,7 @@ def main():
     # Suboptions come back with every key; keep only those given.
     args['processes'] = [dict((k, v) for k, v in entry.items() if v is not None)
                          for entry in (args.get('processes') or [])]
-    try:
-        plan = ProcessorSet(args, check_mode=module.check_mode, runner=module.run_command)
-        result = plan.run(module)
-    except InputError as exc:
-        module.fail_json(msg=str(exc))
-    output = result.as_dict()
-    problem = plan.failure_message(result)
-    if problem:
-        module.fail_json(msg=problem, **output)
-    module.exit_json(**output)
-
+    run_plan(module, lambda: ProcessorSet(args, check_mode=module.check_mode, runner=module.run_command))
 
 if __name__ == '__main__':
     main()

@@ -252,7 +252,8 @@ diff:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.dbhost.tuning.plugins.module_utils._resource_limits import (
-    DEFAULT_DROPIN_NAME, DEFAULT_LIMITS_FILE, InputError, ResourceLimits)
+    DEFAULT_DROPIN_NAME, DEFAULT_LIMITS_FILE, ResourceLimits)
+from ansible_collections.dbhost.tuning.plugins.module_utils._result import run_plan
 
 
 def main():
@@ -284,21 +285,12 @@ def main():
         required_together=[('service', 'service_limits')],
     )
     args = module.params
-    try:
-        plan = ResourceLimits(
-            limits_list=args['limits'], limits_file=args['limits_file'], service=args['service'],
-            service_limits=args['service_limits'], dropin_name=args['dropin_name'], projects=args['projects'],
-            root=args['root'], backup=args['backup'], fail_on_shadowed=args['fail_on_shadowed'],
-            check_mode=module.check_mode, runner=module.run_command,
-        )
-        result = plan.run(module)
-    except InputError as exc:
-        module.fail_json(msg=str(exc))
-    output = result.as_dict()
-    problem = plan.failure_message(result)
-    if problem:
-        module.fail_json(msg=problem, **output)
-    module.exit_json(**output)
+    run_plan(module, lambda: ResourceLimits(
+        limits_list=args['limits'], limits_file=args['limits_file'], service=args['service'],
+        service_limits=args['service_limits'], dropin_name=args['dropin_name'], projects=args['projects'],
+        root=args['root'], backup=args['backup'], fail_on_shadowed=args['fail_on_shadowed'],
+        check_mode=module.check_mode, runner=module.run_command,
+    ))
 
 
 if __name__ == '__main__':

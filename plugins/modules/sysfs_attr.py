@@ -170,7 +170,8 @@ diff:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.dbhost.tuning.plugins.module_utils._sysfs_attr import (
-    DEFAULT_TMPFILES_FILE, InputError, SysfsAttributes)
+    DEFAULT_TMPFILES_FILE, SysfsAttributes)
+from ansible_collections.dbhost.tuning.plugins.module_utils._result import run_plan
 
 
 def main():
@@ -187,20 +188,11 @@ def main():
         supports_check_mode=True,
     )
     args = module.params
-    try:
-        plan = SysfsAttributes(
-            args['attributes'], apply=args['apply'], persist=args['persist'],
-            tmpfiles_file=args['tmpfiles_file'], root=args['root'], backup=args['backup'],
-            fail_on_shadowed=args['fail_on_shadowed'], check_mode=module.check_mode,
-        )
-        result = plan.run(module)
-    except InputError as exc:
-        module.fail_json(msg=str(exc))
-    output = result.as_dict()
-    problem = plan.failure_message(result)
-    if problem:
-        module.fail_json(msg=problem, **output)
-    module.exit_json(**output)
+    run_plan(module, lambda: SysfsAttributes(
+        args['attributes'], apply=args['apply'], persist=args['persist'],
+        tmpfiles_file=args['tmpfiles_file'], root=args['root'], backup=args['backup'],
+        fail_on_shadowed=args['fail_on_shadowed'], check_mode=module.check_mode,
+    ))
 
 
 if __name__ == '__main__':

@@ -188,7 +188,12 @@ def test_short_allocation_recovered_by_compaction_is_changed(root, kernel, run_m
     assert rec['status'] == 'changed' and rec['live'] == 512 and result['compacted'] is True
 
 
-def test_short_allocation_with_warn_is_still_failed_record_but_task_goes_on(root, kernel, run_module):
+def test_short_allocation_with_warn_is_still_failed_record_but_task_goes_on(root, kernel, run_module, monkeypatch):
+    from ansible.module_utils.basic import AnsibleModule
+    warned = []
+    # module.warn() lands in the result or on the controller's display depending on what
+    # else the test process imported: record the call itself.
+    monkeypatch.setattr(AnsibleModule, 'warn', lambda self, message: warned.append(message))
     kernel.free_pages = {N1_1G: 1}
     result = run_module(hugepages, {'pages': [{'size': 1073741824, 'count': 4, 'node': 1}],
                                     'root': root, 'on_short': 'warn', 'compact': False})
@@ -197,8 +202,7 @@ def test_short_allocation_with_warn_is_still_failed_record_but_task_goes_on(root
     rec = records(result)['node1/hugepages-1048576kB']
     assert rec['status'] == 'failed' and rec['live'] == 1
     assert rec['detail'].startswith('requested 4, allocated 1;')
-    # ansible-core 2.19 returns warnings as structured summaries
-    assert any('requested 4, allocated 1' in str(w) for w in result['warnings'])
+    assert any('requested 4, allocated 1' in w for w in warned)
     assert kernel.compactions == 0
     # A second run still reports it: never hidden, and nothing new allocated -> not changed.
     again = run_module(hugepages, {'pages': [{'size': 1073741824, 'count': 4, 'node': 1}],

@@ -305,5 +305,6 @@ def main():
         which=module.get_bin_path,
     ))
 
+
 if __name__ == '__main__':
     main()

@@ -286,5 +286,6 @@ def main():
                          for entry in (args.get('processes') or [])]
     run_plan(module, lambda: ProcessorSet(args, check_mode=module.check_mode, runner=module.run_command))
 
+
 if __name__ == '__main__':
     main()

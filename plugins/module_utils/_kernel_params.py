@@ -19,7 +19,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils import _platform as 
 from ansible_collections.dbhost.tuning.plugins.module_utils import _sysctl as sysctl
 from ansible_collections.dbhost.tuning.plugins.module_utils._files import FileChange, PathError, read_text, rooted
 from ansible_collections.dbhost.tuning.plugins.module_utils._result import (
-    FAILED, PENDING_REBOOT, Result, Setting, decide_status)
+    FAILED, OK, PENDING_REBOOT, UNSUPPORTED, Result, Setting, decide_status)
 from ansible_collections.dbhost.tuning.plugins.module_utils._result import InputError  # noqa: F401 (re-exported)
 
 HEADER = '# Managed by dbhost.tuning.kernel_params; local edits to these keys are overwritten.'
@@ -103,6 +103,14 @@ class LinuxBackend(object):
     def live_exists(self, key):
         return os.path.isfile(self._proc_file(key))
 
+    def live_writable(self, key):
+        """False for an entry the kernel shows read-only here (mode 0444), as some net.core
+        keys are inside a container's network namespace: even root cannot write them."""
+        try:
+            return bool(os.stat(self._proc_file(key)).st_mode & 0o222)
+        except OSError:
+            return False
+
     def read_live(self, key):
         try:
             with open(self._proc_file(key)) as handle:
@@ -165,6 +173,10 @@ class FreeBSDBackend(LinuxBackend):
 
     def live_exists(self, key):
         return self.read_live(key) is not None
+
+    @staticmethod
+    def live_writable(key):
+        return True
 
     def read_live(self, key):
         rc, out, dummy = self.runner(['sysctl', '-n', key])
@@ -275,6 +287,7 @@ class KernelParams(object):
         self.desired = {}
         self.failures = []
         self.shadowed = []
+        self.read_only = set()
         self.backup_file = None
 
     # ---------------------------------------------------------------- validation
@@ -349,10 +362,18 @@ class KernelParams(object):
 
         changes = {}
         live_targets = {}
+        # Keys this kernel (namespace) does not let anyone set: unsupported here, said in
+        # the record, neither written nor persisted.
+        read_only = set(key for key, want in self.desired.items()
+                        if want is not None and self.apply_live and self.backend.live_available
+                        and not self.backend.live_writable(key))
+        self.read_only = read_only
         for key, want in self.desired.items():
             if want is None:
                 if key in ours_before:
                     changes[key] = None
+                continue
+            if key in read_only:
                 continue
             persisted_value = resolve_before(key)[0]
             if self.persist and not self.compare.satisfies(key, persisted_value, want) and \
@@ -406,6 +427,11 @@ class KernelParams(object):
             return Setting(key, self.file, None, live_now, winner_value, status, detail)
 
         details = []
+        if key in self.read_only:
+            satisfied = self.compare.satisfies(key, live_before[key], want)
+            return Setting(key, self.file, want, live_now, winner_value, OK if satisfied else UNSUPPORTED,
+                           '' if satisfied else 'read-only in this kernel (a container\'s namespace?): '
+                           'cannot be set here; not written, not persisted')
         if key in refused:
             details.append('the kernel refused %r: %s; not persisted' % (live_targets[key], refused[key]))
             return Setting(key, self.file, want, live_now, winner_value, FAILED, '; '.join(details))

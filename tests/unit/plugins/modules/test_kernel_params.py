@@ -263,3 +263,22 @@ def test_freebsd_uses_sysctl_and_sysctl_conf(tmp_path):
     with pytest.raises(_kernel_params.InputError) as error:
         plan({'kern.nope': 1}).run()
     assert 'kern.nope' in str(error.value) and 'sysctl' in str(error.value)
+
+
+def test_read_only_key_is_unsupported_not_failed(root, run_module):
+    path = os.path.join(root, 'proc', 'sys', 'net', 'core', 'rmem_max')
+    os.chmod(path, 0o444)  # as net.core.rmem_max shows inside a container's network namespace
+    before = read(root, '/proc/sys/net/core/rmem_max')
+    params = {'net.core.rmem_max': 4194304, 'kernel.shmmni': 8192}
+    check = run_module(kernel_params, {'params': params, 'root': root}, check_mode=True)
+    assert records(check)['net.core.rmem_max']['status'] == 'unsupported'
+    result = run_module(kernel_params, {'params': params, 'root': root})
+    assert not result.get('failed')
+    record = records(result)['net.core.rmem_max']
+    assert record['status'] == 'unsupported' and 'read-only' in record['detail']
+    assert records(result)['kernel.shmmni']['status'] == 'changed'
+    assert read(root, '/proc/sys/net/core/rmem_max') == before
+    assert 'rmem_max' not in read(root, OUR_FILE)
+    # A read-only key that already has the value is simply ok.
+    ok = run_module(kernel_params, {'params': {'net.core.rmem_max': 212992}, 'root': root}, check_mode=True)
+    assert records(ok)['net.core.rmem_max']['status'] == 'ok'

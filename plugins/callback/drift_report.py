@@ -76,12 +76,12 @@ import datetime
 import json
 import os
 import re
-import tempfile
 import threading
 import xml.etree.ElementTree as ET
 
 from ansible.plugins.callback import CallbackBase
 
+from ansible_collections.dbhost.tuning.plugins.module_utils._files import write_atomic
 from ansible_collections.dbhost.tuning.plugins.module_utils._result import CLEAN_STATUSES
 
 REPORT_FORMAT_VERSION = 1
@@ -437,21 +437,6 @@ def render_terminal(report, mode='full'):
             state = None if index == 0 or is_clean(rows[index - 1][1]['status']) else DRIFT
             lines.append((text, state))
     return lines
-
-
-def write_atomic(path, text):
-    """Write the whole file or nothing: a reader never sees half a report."""
-    folder = os.path.dirname(path) or '.'
-    handle, temp = tempfile.mkstemp(prefix='.%s.' % os.path.basename(path), dir=folder)
-    try:
-        with os.fdopen(handle, 'w', encoding='utf-8') as stream:
-            stream.write(text)
-        os.chmod(temp, 0o644)
-        os.replace(temp, path)
-    except BaseException:
-        if os.path.exists(temp):
-            os.unlink(temp)
-        raise
 
 
 RENDERERS = {'json': render_json, 'junit': render_junit, 'markdown': render_markdown}

@@ -13,7 +13,9 @@ __metaclass__ = type
 
 import errno
 import os
+import sys
 
+from ansible_collections.dbhost.tuning.plugins.module_utils import _compare as compare
 from ansible_collections.dbhost.tuning.plugins.module_utils import _etc_system as etc_system
 from ansible_collections.dbhost.tuning.plugins.module_utils import _platform as platforms
 from ansible_collections.dbhost.tuning.plugins.module_utils import _sysctl as sysctl
@@ -41,33 +43,73 @@ KNOWN_NUMERIC_KEYS = frozenset([
 ])
 
 
-class ValueCompare(object):
-    """How desired values compare with live and persisted ones."""
+# The kernel's built-in values of keys whose default is a constant of the kernel's ABI:
+# what a key has at boot when no sysctl file sets it.  A minimum that this default
+# already meets is then met at boot too, with nothing to persist.  64-bit kernels.
+#   kernel.sem: SEMMSL SEMMNS SEMOPM SEMMNI, include/uapi/linux/sem.h (since Linux 3.19)
+#   kernel.shmmax, kernel.shmall: SHMMAX = SHMALL = ULONG_MAX - 2^24, include/uapi/linux/shm.h (since 3.16)
+#   kernel.shmmni: SHMMNI, include/uapi/linux/shm.h
+#   kernel.msgmni, msgmax, msgmnb: MSGMNI, MSGMAX, MSGMNB, include/uapi/linux/msg.h
+#   fs.aio-max-nr: aio_max_nr in fs/aio.c (0x10000)
+KERNEL_DEFAULTS_64BIT = {
+    'kernel.sem': '32000 1024000000 500 32000',
+    'kernel.shmmax': '18446744073692774399',
+    'kernel.shmall': '18446744073692774399',
+    'kernel.shmmni': '4096',
+    'kernel.msgmni': '32000',
+    'kernel.msgmax': '8192',
+    'kernel.msgmnb': '16384',
+    'fs.aio-max-nr': '65536',
+}
 
-    def __init__(self, mode, normalize):
+
+KERNEL_DEFAULT_SOURCE = "the kernel's built-in value (no sysctl file sets it)"
+
+
+def kernel_default(key):
+    """The value ``key`` has at boot when no file sets it, or None when that is not a constant."""
+    if sys.maxsize <= 2 ** 32:
+        return None
+    return KERNEL_DEFAULTS_64BIT.get(sysctl.validate_name(key).replace('/', '.'))
+
+
+class ValueCompare(object):
+    """How desired values compare with live and persisted ones, key by key.
+
+    ``mode`` is the default: ``minimum`` (or ``maximum``) applies to numeric scalars and to
+    the keys whose fields are each a bound (kernel.sem); other vectors (ranges such as
+    net.ipv4.ip_local_port_range) compare exactly.  ``per_key`` names a comparison (or
+    one per field) for single keys and wins over ``mode``.
+    """
+
+    def __init__(self, mode, normalize, per_key=None):
         self.mode = mode
         self.normalize = normalize
+        self.per_key = per_key or {}
+
+    def comparison(self, key, desired):
+        if key in self.per_key:
+            return self.per_key[key]
+        if self.mode == compare.EXACT or desired is None:
+            return compare.EXACT
+        fields = self.normalize(desired).split()
+        if not all(sysctl.is_numeric(f) for f in fields):
+            return compare.EXACT
+        if len(fields) == 1 or key in MINIMUM_FIELDWISE_KEYS:
+            return self.mode
+        return compare.EXACT
 
     def satisfies(self, key, actual, desired):
         if actual is None:
             return False
-        have, want = self.normalize(actual).split(), self.normalize(desired).split()
-        numeric = sysctl.is_numeric(actual) and sysctl.is_numeric(desired) and len(have) == len(want)
-        if numeric and self.mode == 'minimum' and (len(want) == 1 or key in MINIMUM_FIELDWISE_KEYS):
-            return all(int(h) >= int(w) for h, w in zip(have, want))
-        if numeric:
-            return all(int(h) == int(w) for h, w in zip(have, want))
-        return have == want
+        return compare.satisfies(self.normalize(actual), self.normalize(desired), self.comparison(key, desired))
 
     def value_to_write(self, key, live, desired):
-        """``minimum`` never lowers: fields already higher live keep their live value."""
+        """A minimum never lowers, a maximum never raises: fields already beyond keep their live value."""
         want = self.normalize(desired)
-        if self.mode != 'minimum' or live is None or not sysctl.is_numeric(live) or not sysctl.is_numeric(want):
+        if live is None:
             return want
-        have, wanted = self.normalize(live).split(), want.split()
-        if len(have) != len(wanted) or (len(wanted) > 1 and key not in MINIMUM_FIELDWISE_KEYS):
-            return want
-        return ' '.join(str(max(int(h), int(w))) for h, w in zip(have, wanted))
+        return compare.value_to_write(self.normalize(live), want, self.comparison(key, desired))
 
 
 class LinuxBackend(object):
@@ -133,9 +175,20 @@ class LinuxBackend(object):
             files.append((shown, text or ''))
         return files
 
+    # Linux: a key no file sets boots with the kernel's built-in value (kernel_default()).
+    builtin_defaults = True
+
     def persisted_resolver(self, our_file, our_text):
         exact, globs = sysctl.effective_values(self.boot_files(our_file, our_text))
-        return lambda key: sysctl.winner(exact, globs, key)
+
+        def resolve(key):
+            value, source = sysctl.winner(exact, globs, key)
+            if value is None and self.builtin_defaults:
+                default = kernel_default(key)
+                if default is not None:
+                    return default, KERNEL_DEFAULT_SOURCE
+            return value, source
+        return resolve
 
     def values_of(self, text):
         return sysctl.values_of(text)
@@ -152,6 +205,7 @@ class FreeBSDBackend(LinuxBackend):
 
     default_file = '/etc/sysctl.conf'
     separator = '='
+    builtin_defaults = False
     files = ('/etc/sysctl.conf', '/etc/sysctl.conf.local')
 
     def __init__(self, root, runner=None):
@@ -267,7 +321,7 @@ class KernelParams(object):
 
     def __init__(self, params, state='present', apply=True, persist=True, file=None, mode='exact',
                  root='/', backup=False, fail_on_shadowed=True, check_mode=False, system_name=None,
-                 runner=None):
+                 runner=None, comparisons=None):
         self.state = state
         self.apply_live = apply
         self.persist = persist
@@ -282,6 +336,9 @@ class KernelParams(object):
             raise InputError(str(exc))
         self.backend = backend_class(self.root, runner)
         self.file = file or self.backend.default_file
+        if mode not in compare.COMPARISONS:
+            raise InputError('mode: %r is not one of %s' % (mode, ', '.join(compare.COMPARISONS)))
+        self.raw_comparisons = comparisons or {}
         self.compare = ValueCompare(mode, self.backend.normalize)
         self.raw_params = params
         self.desired = {}
@@ -323,6 +380,20 @@ class KernelParams(object):
             else:
                 desired[key] = None
         self.desired = desired
+        per_key = {}
+        for name, how in self.raw_comparisons.items():
+            try:
+                key = self.backend.validate_name(name)
+                how = compare.validate(how, 'comparisons %r' % (name,))
+            except ValueError as exc:
+                raise InputError(str(exc))
+            if key not in desired:
+                raise InputError('comparisons %r: not one of the params' % (name,))
+            if isinstance(how, list) and desired[key] is not None and len(how) != len(desired[key].split()):
+                raise InputError('comparisons %r: %d comparisons for the %d fields of %r'
+                                 % (name, len(how), len(desired[key].split()), desired[key]))
+            per_key[key] = how
+        self.compare.per_key = per_key
 
     def read_live_values(self):
         """Read every live value first: a key the kernel does not have stops the run here."""
@@ -427,14 +498,15 @@ class KernelParams(object):
             return Setting(key, self.file, None, live_now, winner_value, status, detail)
 
         details = []
+        how = self.compare.comparison(key, want)
         if key in self.read_only:
             satisfied = self.compare.satisfies(key, live_before[key], want)
             return Setting(key, self.file, want, live_now, winner_value, OK if satisfied else UNSUPPORTED,
                            '' if satisfied else 'read-only in this kernel (a container\'s namespace?): '
-                           'cannot be set here; not written, not persisted')
+                           'cannot be set here; not written, not persisted', comparison=how)
         if key in refused:
             details.append('the kernel refused %r: %s; not persisted' % (live_targets[key], refused[key]))
-            return Setting(key, self.file, want, live_now, winner_value, FAILED, '; '.join(details))
+            return Setting(key, self.file, want, live_now, winner_value, FAILED, '; '.join(details), comparison=how)
 
         live_ok = None
         if self.apply_live and self.backend.live_available:
@@ -449,10 +521,13 @@ class KernelParams(object):
         if self.persist:
             persisted_ok = self.compare.satisfies(key, resolve_before(key)[0], want)
             after_value, after_file = resolve_after(key)
-            if not self.compare.satisfies(key, after_value, want) and after_file and after_file != self.file:
+            if not self.compare.satisfies(key, after_value, want) and after_file and \
+                    after_file not in (self.file, KERNEL_DEFAULT_SOURCE):
                 shadowed = True
                 details.append('%s sets %r and wins at boot over %s' % (after_file, after_value, self.file))
                 self.shadowed.append((key, after_file))
+            elif winner_file == KERNEL_DEFAULT_SOURCE:
+                details.append('at boot: %s' % winner_file)
             elif winner_file and winner_file != self.file:
                 details.append('persisted by %s' % winner_file)
 
@@ -463,7 +538,7 @@ class KernelParams(object):
                                live_needs=self.backend.live_needs, shadowed=shadowed)
         if key in changes and not details:
             details.append('%s %s' % ('would write' if self.check_mode else 'wrote', self.file))
-        return Setting(key, self.file, want, live_now, winner_value, status, '; '.join(details))
+        return Setting(key, self.file, want, live_now, winner_value, status, '; '.join(details), comparison=how)
 
     def failure_message(self, result):
         """The message that fails the task, or None."""

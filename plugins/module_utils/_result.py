@@ -83,11 +83,17 @@ def decide_status(live_ok, persisted_ok, check_mode, live_needs=None, shadowed=F
 
 
 class Setting(object):
-    """One managed item: {name, target, desired, live, persisted, status, detail}."""
+    """One managed item: {name, target, desired, live, persisted, status, detail, comparison}.
 
-    __slots__ = ('name', 'target', 'desired', 'live', 'persisted', 'status', 'detail')
+    ``comparison`` says how ``desired`` is meant (see _compare.py): ``exact``, ``minimum``
+    (at least: a larger live or persisted value is met and never lowered) or ``maximum``;
+    a vector value may carry one comparison per field.
+    """
 
-    def __init__(self, name, target=None, desired=None, live=None, persisted=None, status=OK, detail=''):
+    __slots__ = ('name', 'target', 'desired', 'live', 'persisted', 'status', 'detail', 'comparison')
+
+    def __init__(self, name, target=None, desired=None, live=None, persisted=None, status=OK, detail='',
+                 comparison='exact'):
         if status not in STATUSES:
             raise ValueError('unknown status %r for setting %r' % (status, name))
         self.name = name
@@ -97,6 +103,7 @@ class Setting(object):
         self.persisted = persisted
         self.status = status
         self.detail = detail
+        self.comparison = comparison
 
     def as_dict(self):
         return dict((slot, getattr(self, slot)) for slot in self.__slots__)

@@ -67,9 +67,18 @@ options:
       - V(minimum) never lowers a numeric value that is already higher. Single numbers compare as numbers;
         C(kernel.sem) compares field by field; other multi-value keys (ranges such as
         C(net.ipv4.ip_local_port_range)) always compare exactly.
+      - V(maximum) never raises a numeric value that is already lower, by the same rules.
+      - Every record says how its value was compared in RV(settings[].comparison).
     type: str
-    choices: [exact, minimum]
+    choices: [exact, minimum, maximum]
     default: exact
+  comparisons:
+    description:
+      - How single keys compare, over O(mode) - V(exact), V(minimum) or V(maximum), or a list with one of
+        them per field of a multi-value key (for example V([minimum, minimum, exact, minimum]) for C(kernel.sem)).
+      - Each name must be one of O(params).
+    type: dict
+    default: {}
   root:
     description:
       - Act on a mounted image or a test tree instead of the running host.
@@ -170,6 +179,12 @@ settings:
     detail:
       description: Why, in words, including the winning file for V(shadowed).
       type: str
+    comparison:
+      description:
+        - How RV(settings[].desired) is meant - V(exact), V(minimum) (at least; a larger value is met and
+          never lowered) or V(maximum) (at most); a list with one of them per field for a multi-value key.
+      type: raw
+      sample: minimum
 changed:
   description: Whether anything changed (in check mode, would change).
   returned: always
@@ -207,7 +222,8 @@ def main():
             apply=dict(type='bool', default=True),
             persist=dict(type='bool', default=True),
             file=dict(type='path'),
-            mode=dict(type='str', default='exact', choices=['exact', 'minimum']),
+            mode=dict(type='str', default='exact', choices=['exact', 'minimum', 'maximum']),
+            comparisons=dict(type='dict', default={}),
             root=dict(type='path', default='/'),
             backup=dict(type='bool', default=False),
             fail_on_shadowed=dict(type='bool', default=True),
@@ -219,7 +235,7 @@ def main():
         args['params'], state=args['state'], apply=args['apply'], persist=args['persist'],
         file=args['file'], mode=args['mode'], root=args['root'], backup=args['backup'],
         fail_on_shadowed=args['fail_on_shadowed'], check_mode=module.check_mode,
-        runner=module.run_command,
+        runner=module.run_command, comparisons=args['comparisons'],
     ))
 
 

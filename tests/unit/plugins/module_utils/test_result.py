@@ -29,7 +29,8 @@ def test_result_flags_follow_records_and_diffs():
     result = r.Result(check_mode=False)
     result.add(r.Setting('a', status=r.OK))
     assert result.as_dict() == {'changed': False, 'settings': [
-        {'name': 'a', 'target': None, 'desired': None, 'live': None, 'persisted': None, 'status': 'ok', 'detail': ''}],
+        {'name': 'a', 'target': None, 'desired': None, 'live': None, 'persisted': None, 'status': 'ok', 'detail': '',
+         'comparison': 'exact'}],
         'restart_required': False, 'reboot_required': False}
     # A pending restart alone does not make a run "changed" (idempotence while it waits).
     result.add(r.Setting('b', status=r.PENDING_RESTART))

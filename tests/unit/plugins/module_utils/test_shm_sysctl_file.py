@@ -59,8 +59,8 @@ def test_two_owners_of_one_file_keep_each_others_keys(tmp_path):
 
 def test_own_file_for_shm_keys_is_idempotent_beside_the_profile(tmp_path):
     root = _root(tmp_path, LIVE)
-    _run(root, {'kernel.shmmni': 4096, 'fs.aio-max-nr': 1048576}, PROFILE_FILE)
-    shm = {'kernel.shmmax': 4294967296, 'kernel.shmall': 1059328, 'kernel.shmmni': 4096,
+    _run(root, {'kernel.shmmni': 8192, 'fs.aio-max-nr': 1048576}, PROFILE_FILE)
+    shm = {'kernel.shmmax': 4294967296, 'kernel.shmall': 1059328, 'kernel.shmmni': 8192,
            'vm.hugetlb_shm_group': 54321}
     first = _run(root, shm, SHM_FILE)
     assert first.changed
@@ -68,7 +68,7 @@ def test_own_file_for_shm_keys_is_idempotent_beside_the_profile(tmp_path):
     assert not second.changed
     assert [s.status for s in second.settings] == ['ok'] * 4
     # The same value in both files is not a conflict.
-    assert 'kernel.shmmni = 4096\n' in _read(root, PROFILE_FILE)
+    assert 'kernel.shmmni = 8192\n' in _read(root, PROFILE_FILE)
 
 
 def test_a_different_value_in_the_profile_file_is_reported_shadowed(tmp_path):

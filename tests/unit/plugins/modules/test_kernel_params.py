@@ -80,7 +80,10 @@ def test_check_mode_changes_nothing_and_reports_drift(root, run_module):
     assert tree_digest(root) == before
     assert result['changed'] is True
     by_name = records(result)
-    assert by_name['kernel.shmmni']['status'] == 'drift'  # live fine, nothing persisted
+    # live fine, and no file sets it: the kernel's built-in SHMMNI (4096) applies at boot
+    assert by_name['kernel.shmmni']['status'] == 'ok'
+    assert by_name['kernel.shmmni']['persisted'] == '4096'
+    assert "kernel's built-in value" in by_name['kernel.shmmni']['detail']
     assert by_name['kernel.panic_on_oops']['status'] == 'drift'
     assert by_name['kernel.panic_on_oops']['persisted'] == '0'
     assert by_name['net.ipv4.ip_local_port_range']['live'] == '32768 60999'
@@ -91,12 +94,14 @@ def test_check_mode_changes_nothing_and_reports_drift(root, run_module):
 def test_apply_then_idempotent(root, run_module):
     first = run_module(kernel_params, {'params': PARAMS, 'root': root})
     assert first['changed'] is True
-    assert set(s['status'] for s in first['settings']) == {'changed'}
+    statuses = dict((s['name'], s['status']) for s in first['settings'])
+    # kernel.shmmni is 4096 live and at boot (the kernel's own SHMMNI): nothing to write
+    assert statuses == {'fs.aio-max-nr': 'changed', 'kernel.panic_on_oops': 'changed', 'kernel.sem': 'changed',
+                        'kernel.shmmni': 'ok', 'net.ipv4.ip_local_port_range': 'changed'}
     assert read(root, OUR_FILE) == HEADER + (
         'fs.aio-max-nr = 1048576\n'
         'kernel.panic_on_oops = 1\n'
         'kernel.sem = 250 32000 100 128\n'
-        'kernel.shmmni = 4096\n'
         'net.ipv4.ip_local_port_range = 9000 65500\n')
     assert read(root, '/proc/sys/kernel/sem') == '250 32000 100 128'
     assert read(root, '/proc/sys/net/ipv4/ip_local_port_range') == '9000 65500'
@@ -116,8 +121,13 @@ def test_minimum_mode_never_lowers(root, run_module):
     assert by_name['fs.file-max']['live'] == '9223372036854775807'
     # ranges compare exactly even in minimum mode
     assert by_name['net.ipv4.ip_local_port_range']['live'] == '9000 65500'
-    assert 'kernel.sem = 32000 1024000000 500 32000\n' in read(root, OUR_FILE)
+    # kernel.sem: the live value and the kernel's built-in one both meet every field's minimum
+    assert by_name['kernel.sem']['status'] == 'ok' and by_name['kernel.sem']['comparison'] == 'minimum'
+    assert by_name['kernel.sem']['persisted'] == '32000 1024000000 500 32000'
+    assert 'kernel.sem' not in read(root, OUR_FILE)
+    # fs.file-max has no constant built-in value: the higher live value is persisted, not lowered
     assert 'fs.file-max = 9223372036854775807\n' in read(root, OUR_FILE)
+    assert by_name['net.ipv4.ip_local_port_range']['comparison'] == 'exact'
 
 
 def test_shadowed_by_a_later_file(root, run_module):
@@ -207,11 +217,11 @@ def test_bad_input_fails_before_touching_anything(root, run_module, args, messag
 
 def test_offline_root_manages_persisted_only(tmp_path, run_module):
     base = str(tmp_path)
-    result = run_module(kernel_params, {'params': {'kernel.shmmni': 4096}, 'root': base})
+    result = run_module(kernel_params, {'params': {'kernel.shmmni': 8192}, 'root': base})
     record = records(result)['kernel.shmmni']
     assert record['live'] is None and record['status'] == 'changed'
     assert 'live value not read' in record['detail']
-    assert read(base, OUR_FILE) == HEADER + 'kernel.shmmni = 4096\n'
+    assert read(base, OUR_FILE) == HEADER + 'kernel.shmmni = 8192\n'
 
 
 def test_sunos_persists_in_etc_system_pending_reboot(tmp_path, run_module, monkeypatch):

@@ -45,7 +45,8 @@ def test_single_path(run_module, tree):
     assert result['changed'] is True
     assert result['settings'] == [{
         'name': 'noatime', 'target': '/u03', 'desired': 'noatime', 'live': None, 'persisted': 'noatime',
-        'status': 'changed', 'detail': 'edited /etc/fstab line 16; live state not read (root is not /)'}]
+        'status': 'changed', 'detail': 'edited /etc/fstab line 16; live state not read (root is not /)',
+        'comparison': 'exact'}]
     assert result['restart_required'] is False and result['reboot_required'] is False
     assert result['diff'][0]['before'] == FSTAB
     assert result['diff'][0]['after'] == read(tree, 'etc/fstab')

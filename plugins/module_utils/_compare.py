@@ -1,0 +1,162 @@
+# -*- coding: utf-8 -*-
+# Copyright: contributors to dbhost.tuning
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Internal to dbhost.tuning: how a desired value is compared with a live or boot value.
+
+Every record says how its ``desired`` is meant (``comparison``):
+
+- ``exact``: the value must be exactly this;
+- ``minimum``: at least this (a vendor's "at least", such as Oracle's kernel.shmmax or
+  memlock): a larger value is fine and is never lowered;
+- ``maximum``: at most this; a smaller value is fine and is never raised.
+
+A vector value (kernel.sem's four fields) takes either one comparison for every field
+or a list with one comparison per field.  ``unlimited`` / ``infinity`` is larger than
+any number.  Values that are not numbers compare exactly, whatever was asked.
+
+Pure Python, no Ansible import.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+EXACT = 'exact'
+MINIMUM = 'minimum'
+MAXIMUM = 'maximum'
+COMPARISONS = (EXACT, MINIMUM, MAXIMUM)
+
+# Spellings of "no limit": limits.conf and ulimit say unlimited, systemd says infinity.
+UNLIMITED_WORDS = frozenset(['unlimited', 'infinity'])
+_SYMBOLS = {EXACT: '', MINIMUM: '>= ', MAXIMUM: '<= '}
+
+
+class ComparisonError(ValueError):
+    """A comparison that is not one of COMPARISONS, or does not fit the value."""
+
+
+def _fields(value):
+    if value is None:
+        return None
+    if isinstance(value, (list, tuple)):
+        return [str(v).strip() for v in value]
+    return str(value).split()
+
+
+def _number(text):
+    """int for digits (a leading minus allowed), float('inf') for unlimited, else None."""
+    if text.lower() in UNLIMITED_WORDS:
+        return float('inf')
+    body = text[1:] if text[:1] == '-' else text
+    if body.isdigit():
+        return int(text)
+    return None
+
+
+def per_field(comparison, count):
+    """The comparison of each of ``count`` fields; raises ComparisonError when it does not fit."""
+    if isinstance(comparison, (list, tuple)):
+        if len(comparison) != count:
+            raise ComparisonError('%d comparisons for %d fields' % (len(comparison), count))
+        fields = list(comparison)
+    else:
+        fields = [comparison or EXACT] * count
+    for item in fields:
+        if item not in COMPARISONS:
+            raise ComparisonError('%r is not one of %s' % (item, ', '.join(COMPARISONS)))
+    return fields
+
+
+def validate(comparison, name='comparison'):
+    """Return ``comparison`` (a string or a list of strings) or raise ComparisonError naming ``name``."""
+    items = comparison if isinstance(comparison, (list, tuple)) else [comparison]
+    if not items:
+        raise ComparisonError('%s: an empty list' % name)
+    for item in items:
+        if item not in COMPARISONS:
+            raise ComparisonError('%s: %r is not one of %s' % (name, item, ', '.join(COMPARISONS)))
+    return list(comparison) if isinstance(comparison, (list, tuple)) else comparison
+
+
+def _field_ok(have, want, how):
+    if have == want:
+        return True
+    have_n, want_n = _number(have), _number(want)
+    if have_n is None or want_n is None:
+        return False
+    if how == MINIMUM:
+        return have_n >= want_n
+    if how == MAXIMUM:
+        return have_n <= want_n
+    return have_n == want_n
+
+
+def satisfies(actual, desired, comparison=EXACT):
+    """True when ``actual`` meets ``desired`` under ``comparison``; None ``actual`` never does."""
+    have, want = _fields(actual), _fields(desired)
+    if have is None or want is None:
+        return False
+    if len(have) != len(want):
+        return False
+    rules = per_field(comparison, len(want)) if isinstance(comparison, (list, tuple)) else [comparison] * len(want)
+    return all(_field_ok(h, w, how) for h, w, how in zip(have, want, rules))
+
+
+def value_to_write(current, desired, comparison=EXACT):
+    """The value to set so that ``desired`` is met without undoing what already meets it.
+
+    A minimum never lowers a field that is already higher; a maximum never raises one that
+    is already lower; an exact field takes the desired value.  With no (or an unusable)
+    current value the desired value is written as it is.
+    """
+    want = _fields(desired)
+    have = _fields(current)
+    if have is None or len(have) != len(want):
+        return ' '.join(want)
+    rules = per_field(comparison, len(want)) if isinstance(comparison, (list, tuple)) else [comparison] * len(want)
+    out = []
+    for h, w, how in zip(have, want, rules):
+        out.append(h if how != EXACT and _field_ok(h, w, how) else w)
+    return ' '.join(out)
+
+
+def describe(desired, comparison=EXACT):
+    """How a person reads the desired value: ``>= 250 32000 100 128``, ``<= 10``, ``4096``.
+
+    A vector with mixed comparisons shows each field: ``>=250 32000 =100``.
+    """
+    if desired is None:
+        return None
+    fields = _fields(desired)
+    if isinstance(comparison, (list, tuple)) and len(set(comparison)) > 1 and len(comparison) == len(fields):
+        marks = {EXACT: '=', MINIMUM: '>=', MAXIMUM: '<='}
+        return ' '.join('%s%s' % (marks[how], field) for field, how in zip(fields, comparison))
+    how = comparison[0] if isinstance(comparison, (list, tuple)) and comparison else comparison
+    return '%s%s' % (_SYMBOLS.get(how or EXACT, ''), ' '.join(fields) if not isinstance(desired, str) else desired)
+
+
+def stricter(first, second, comparison):
+    """Of two desired values under the same comparison, the one that demands more.
+
+    Two minimums: the higher (field by field for vectors); two maximums: the lower.
+    Exact values have no stricter one: raises ComparisonError unless they are equal.
+    """
+    a, b = _fields(first), _fields(second)
+    if a == b:
+        return first
+    if len(a) != len(b):
+        raise ComparisonError('%r and %r do not have the same number of fields' % (first, second))
+    rules = per_field(comparison, len(a))
+    out = []
+    for x, y, how in zip(a, b, rules):
+        if x == y:
+            out.append(x)
+            continue
+        xn, yn = _number(x), _number(y)
+        if how == EXACT or xn is None or yn is None:
+            raise ComparisonError('%r and %r differ and neither is a bound' % (first, second))
+        if how == MINIMUM:
+            out.append(x if xn >= yn else y)
+        else:
+            out.append(x if xn <= yn else y)
+    return ' '.join(out)

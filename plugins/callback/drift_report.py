@@ -81,12 +81,13 @@ import xml.etree.ElementTree as ET
 
 from ansible.plugins.callback import CallbackBase
 
+from ansible_collections.dbhost.tuning.plugins.module_utils._compare import describe
 from ansible_collections.dbhost.tuning.plugins.module_utils._files import write_atomic
 from ansible_collections.dbhost.tuning.plugins.module_utils._result import CLEAN_STATUSES
 
 REPORT_FORMAT_VERSION = 1
 GATE_TAG = 'dbhost_drift_gate'
-RECORD_KEYS = ('name', 'target', 'desired', 'live', 'persisted', 'status', 'detail')
+RECORD_KEYS = ('name', 'target', 'desired', 'live', 'persisted', 'status', 'detail', 'comparison')
 FILE_NAMES = {'json': 'drift.json', 'junit': 'drift.xml', 'markdown': 'drift.md'}
 
 CLEAN = 'clean'
@@ -175,6 +176,14 @@ def format_value(value):
     if isinstance(value, dict):
         return json.dumps(value, sort_keys=True, default=str)
     return ' '.join(str(value).split()) if '\n' in str(value) else str(value)
+
+
+def desired_text(record):
+    """The desired value as a person reads it: ``>= 250 32000 100 128`` for a minimum."""
+    desired = record.get('desired')
+    if desired is None or isinstance(desired, dict):
+        return format_value(desired)
+    return describe(format_value(desired), record.get('comparison') or 'exact')
 
 
 class DriftCollector(object):
@@ -286,7 +295,7 @@ def _display_names(records):
 
 def drift_message(record):
     return 'desired %s, live %s, persisted %s (%s)' % (
-        format_value(record.get('desired')), format_value(record.get('live')),
+        desired_text(record), format_value(record.get('live')),
         format_value(record.get('persisted')), record.get('status'))
 
 
@@ -394,7 +403,7 @@ def render_markdown(report):
         for host, name, record in rows:
             status = record['status'] if is_clean(record['status']) else '**%s**' % record['status']
             lines.append('| %s | %s | %s | %s | %s | %s | %s |' % (
-                _md_cell(host), _md_cell(name), _md_cell(record.get('desired')), _md_cell(record.get('live')),
+                _md_cell(host), _md_cell(name), _md_cell(desired_text(record)), _md_cell(record.get('live')),
                 _md_cell(record.get('persisted')), status, _md_cell(record.get('detail') or '')))
     else:
         lines.append('No setting records were reported.')
@@ -429,7 +438,7 @@ def render_terminal(report, mode='full'):
         if not rows:
             continue
         cells = [header] + [tuple(_clip(format_value(value)) for value in (
-            name, record.get('desired'), record.get('live'), record.get('persisted'), record['status']))
+            name, desired_text(record), record.get('live'), record.get('persisted'), record['status']))
             for name, record in rows]
         widths = [max(len(row[column]) for row in cells) for column in range(len(header))]
         for index, row in enumerate(cells):

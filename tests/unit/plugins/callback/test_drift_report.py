@@ -150,6 +150,7 @@ def test_records_carry_task_module_and_item(tmp_path):
         'name': 'kernel.sem', 'target': '/etc/sysctl.d/90-dbhost-tuning.conf', 'desired': '250 32000 100 128',
         'live': '32000 1024000000 500 32000', 'persisted': '250 32000 100 128', 'status': 'drift',
         'detail': 'would set the live value', 'task': 'Set kernel parameters', 'module': 'dbhost.tuning.kernel_params',
+        'comparison': None,
     }
     assert 'item' not in sem
 
@@ -382,3 +383,15 @@ def test_reports_accumulate_across_playbooks(tmp_path):
 ])
 def test_format_value(value, text):
     assert drift_report.format_value(value) == text
+
+
+def test_a_minimum_is_shown_as_at_least():
+    from ansible_collections.dbhost.tuning.plugins.callback import drift_report
+    record = {'name': 'kernel.sem', 'desired': '250 32000 100 128', 'comparison': 'minimum',
+              'live': '32000 1024000000 500 32000', 'persisted': '32000 1024000000 500 32000', 'status': 'ok'}
+    assert drift_report.desired_text(record) == '>= 250 32000 100 128'
+    assert drift_report.drift_message(record).startswith('desired >= 250 32000 100 128, live 32000')
+    assert drift_report.desired_text(dict(record, comparison=None)) == '250 32000 100 128'
+    report = drift_report.build_report({'db1': {'settings': [record], 'errors': []}})
+    assert '| db1 | kernel.sem | >= 250 32000 100 128 |' in drift_report.render_markdown(report)
+    assert any('>= 250 32000 100 128' in line for line, dummy in drift_report.render_terminal(report))

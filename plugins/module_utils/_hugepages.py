@@ -29,6 +29,7 @@ __metaclass__ = type
 import os
 import re
 
+from ansible_collections.dbhost.tuning.plugins.module_utils import _compare as compare
 from ansible_collections.dbhost.tuning.plugins.module_utils import _platform as platforms
 from ansible_collections.dbhost.tuning.plugins.module_utils import _sysctl as sysctl
 from ansible_collections.dbhost.tuning.plugins.module_utils import _tmpfiles as tmpfiles
@@ -135,7 +136,12 @@ class HugePages(object):
 
     def __init__(self, pages, on_short='fail', compact=True, apply=True, persist=True,
                  sysctl_file=None, tmpfiles_file=None, root='/', backup=False, fail_on_shadowed=True,
-                 check_mode=False, system_name=None, kernel=None):
+                 check_mode=False, system_name=None, kernel=None, comparison='exact'):
+        if comparison not in (compare.EXACT, compare.MINIMUM):
+            raise InputError('comparison: %r is not one of exact, minimum' % (comparison,))
+        # exact: the pool is exactly the count (a larger pool is shrunk); minimum: at least
+        # the count (Oracle, PostgreSQL and MySQL size the pool they need: a larger one is kept).
+        self.comparison = comparison
         self.raw_pages = pages
         self.on_short = on_short
         self.compact = compact
@@ -292,6 +298,17 @@ class HugePages(object):
         by_tmpfiles = self._tmpfiles_resolver(tmpfiles_text or '')
         return lambda pool: (by_sysctl if pool.by_sysctl else by_tmpfiles)(pool)
 
+    def _meets(self, value, pool):
+        if value is None:
+            return False
+        return value >= pool.count if self.comparison == compare.MINIMUM else value == pool.count
+
+    def _count_to_write(self, pool, live):
+        """The count to persist: a minimum keeps a larger live pool instead of shrinking it at boot."""
+        if self.comparison == compare.MINIMUM and live is not None and live > pool.count:
+            return live
+        return pool.count
+
     def _target(self, pool):
         if not self.persist:
             return pool.path
@@ -354,16 +371,17 @@ class HugePages(object):
         sysctl_changes = {}
         tmpfiles_changes = {}
         for pool in self.pools:
-            if not self.persist or resolve_before(pool)[0] == pool.count:
+            if not self.persist or self._meets(resolve_before(pool)[0], pool):
                 continue
+            count = str(self._count_to_write(pool, live_before[pool.name]))
             if pool.by_sysctl:
-                if _as_count(ours_sysctl.get(SYSCTL_KEY)) != pool.count:
-                    sysctl_changes[SYSCTL_KEY] = str(pool.count)
-            elif _as_count(ours_tmpfiles.get(pool.path)) != pool.count:
-                tmpfiles_changes[pool.path] = str(pool.count)
+                if not self._meets(_as_count(ours_sysctl.get(SYSCTL_KEY)), pool):
+                    sysctl_changes[SYSCTL_KEY] = count
+            elif not self._meets(_as_count(ours_tmpfiles.get(pool.path)), pool):
+                tmpfiles_changes[pool.path] = count
 
         to_write = [pool for pool in self.pools
-                    if self.apply_live and self.live_available and live_before[pool.name] != pool.count]
+                    if self.apply_live and self.live_available and not self._meets(live_before[pool.name], pool)]
         live_after = dict(live_before)
         outcome = {}
         if not self.check_mode:
@@ -412,18 +430,20 @@ class HugePages(object):
             details.append('%s %s' % ('would persist it in' if self.check_mode else 'persisted it in', target))
         if error:
             details.insert(0, 'the kernel refused %d pages: %s' % (pool.count, error))
-            return Setting(pool.name, target, pool.count, live_now, persisted_now, FAILED, '; '.join(details))
-        if pool.name in outcome and live_after[pool.name] != pool.count:
+            return Setting(pool.name, target, pool.count, live_now, persisted_now, FAILED, '; '.join(details),
+                           comparison=self.comparison)
+        if pool.name in outcome and not self._meets(live_after[pool.name], pool):
             self.short.append((pool.name, pool.count, live_after[pool.name]))
             details.insert(0, 'requested %d, allocated %d%s' % (
                 pool.count, live_after[pool.name], ' (after compacting memory)' if compacted else ''))
-            return Setting(pool.name, target, pool.count, live_now, persisted_now, FAILED, '; '.join(details))
+            return Setting(pool.name, target, pool.count, live_now, persisted_now, FAILED, '; '.join(details),
+                           comparison=self.comparison)
 
         live_ok = None
         if not self.live_available:
             details.append('live value not read: no %s under %s' % (GLOBAL_POOLS, self.root))
         elif self.apply_live:
-            live_ok = live_before[pool.name] == pool.count
+            live_ok = self._meets(live_before[pool.name], pool)
             if self.check_mode and not live_ok:
                 details.append(self._room_hint(pool, live_before[pool.name]))
         else:
@@ -431,10 +451,10 @@ class HugePages(object):
         persisted_ok = None
         shadowed = False
         if self.persist:
-            persisted_ok = resolve_before(pool)[0] == pool.count
+            persisted_ok = self._meets(resolve_before(pool)[0], pool)
             after_value, after_file = resolve_after(pool)
             ours = self.sysctl_file if pool.by_sysctl else self.tmpfiles_file
-            if after_value != pool.count and after_file and after_file != ours:
+            if not self._meets(after_value, pool) and after_file and after_file != ours:
                 shadowed = True
                 details.append('%s sets %s and wins at boot over %s' % (after_file, after_value, ours))
                 self.shadowed.append((pool.name, after_file))
@@ -444,7 +464,7 @@ class HugePages(object):
             details.append('not persisted (persist=false): lost at reboot')
         status = decide_status(live_ok, persisted_ok, self.check_mode, shadowed=shadowed)
         return Setting(pool.name, target, pool.count, live_now, persisted_now, status,
-                       '; '.join(d for d in details if d))
+                       '; '.join(d for d in details if d), comparison=self.comparison)
 
     def _room_hint(self, pool, live):
         """In check mode: warn when the free memory cannot hold the extra pages."""

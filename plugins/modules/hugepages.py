@@ -65,6 +65,14 @@ options:
             (C(/sys/devices/system/node/node<N>/hugepages/hugepages-<kB>kB/nr_hugepages)).
           - Omitted, the pool is system-wide and the kernel spreads the pages over the nodes.
         type: int
+  comparison:
+    description:
+      - V(exact) makes each pool exactly O(pages[].count) pages, shrinking a larger pool.
+      - V(minimum) asks for at least that many (what Oracle, PostgreSQL and MySQL document): a larger live
+        or persisted pool is met, kept and never shrunk.
+    type: str
+    choices: [exact, minimum]
+    default: exact
   on_short:
     description:
       - What a short allocation does to the task after the retry. The record says C(failed) in both cases.
@@ -237,6 +245,7 @@ def main():
                 node=dict(type='int'),
             )),
             on_short=dict(type='str', default='fail', choices=['fail', 'warn']),
+            comparison=dict(type='str', default='exact', choices=['exact', 'minimum']),
             compact=dict(type='bool', default=True),
             apply=dict(type='bool', default=True),
             persist=dict(type='bool', default=True),
@@ -253,7 +262,7 @@ def main():
         args['pages'], on_short=args['on_short'], compact=args['compact'], apply=args['apply'],
         persist=args['persist'], sysctl_file=args['sysctl_file'], tmpfiles_file=args['tmpfiles_file'],
         root=args['root'], backup=args['backup'], fail_on_shadowed=args['fail_on_shadowed'],
-        check_mode=module.check_mode,
+        check_mode=module.check_mode, comparison=args['comparison'],
     ))
 
 

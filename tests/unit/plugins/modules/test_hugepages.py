@@ -340,3 +340,40 @@ def test_real_host_check_mode_reads_pools_and_changes_nothing(run_module):
     with open('/proc/sys/vm/nr_hugepages') as handle:
         assert handle.read() == before
     assert [os.path.exists(path) for path in (SYSCTL_FILE, TMPFILES_FILE)] == existed
+
+
+def test_minimum_keeps_a_larger_live_and_persisted_pool(root, kernel, run_module):
+    put(root, G2M, '30000\n')
+    put(root, '/etc/sysctl.d/80-local.conf', 'vm.nr_hugepages = 30000\n')
+    before = digest(root)
+    result = run_module(hugepages, {'pages': [{'count': 13240}], 'comparison': 'minimum', 'root': root})
+    record = records(result)['hugepages-2048kB']
+    assert record['status'] == 'ok' and record['comparison'] == 'minimum'
+    assert record['live'] == 30000 and record['desired'] == 13240
+    assert result['changed'] is False and kernel.writes == [] and digest(root) == before
+
+
+def test_minimum_persists_the_larger_live_pool_instead_of_shrinking_it_at_boot(root, kernel, run_module):
+    put(root, G2M, '30000\n')
+    result = run_module(hugepages, {'pages': [{'count': 13240}], 'comparison': 'minimum', 'root': root})
+    record = records(result)['hugepages-2048kB']
+    assert record['status'] == 'changed' and kernel.writes == []
+    assert read(root, SYSCTL_FILE) == SYSCTL_HEADER + 'vm.nr_hugepages = 30000\n'
+    again = run_module(hugepages, {'pages': [{'count': 13240}], 'comparison': 'minimum', 'root': root})
+    assert again['changed'] is False and records(again)['hugepages-2048kB']['status'] == 'ok'
+
+
+def test_minimum_raises_a_smaller_pool(root, kernel, run_module):
+    put(root, G2M, '100\n')
+    result = run_module(hugepages, {'pages': [{'count': 512}], 'comparison': 'minimum', 'root': root})
+    assert records(result)['hugepages-2048kB']['status'] == 'changed'
+    assert read(root, G2M) == '512\n' or read(root, G2M).strip() == '512'
+    assert read(root, SYSCTL_FILE) == SYSCTL_HEADER + 'vm.nr_hugepages = 512\n'
+
+
+def test_exact_shrinks_a_larger_pool(root, kernel, run_module):
+    put(root, G2M, '30000\n')
+    result = run_module(hugepages, {'pages': [{'count': 13240}], 'root': root})
+    record = records(result)['hugepages-2048kB']
+    assert record['comparison'] == 'exact' and record['status'] == 'changed'
+    assert read(root, G2M).strip() == '13240'

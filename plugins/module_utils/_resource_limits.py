@@ -20,6 +20,7 @@ import os
 import re
 import time
 
+from ansible_collections.dbhost.tuning.plugins.module_utils import _compare as compare
 from ansible_collections.dbhost.tuning.plugins.module_utils import _limits as limits
 from ansible_collections.dbhost.tuning.plugins.module_utils import _platform as platforms
 from ansible_collections.dbhost.tuning.plugins.module_utils import _project as project_db
@@ -52,7 +53,12 @@ class ResourceLimits(object):
     def __init__(self, limits_list=None, limits_file=None, service=None, service_limits=None,
                  dropin_name=None, projects=None, root='/', backup=False, fail_on_shadowed=True,
                  check_mode=False, system_name=None, runner=None, systemd_running=None,
-                 proc_limits_reader=None, clock=None):
+                 proc_limits_reader=None, clock=None, comparison='exact'):
+        if comparison not in (compare.EXACT, compare.MINIMUM):
+            raise InputError('comparison: %r is not one of exact, minimum' % (comparison,))
+        # minimum: a limit at least this high (Oracle's and MySQL's memlock) is met wherever it
+        # comes from, unlimited included, and is never lowered.
+        self.comparison = comparison
         self.raw_limits = limits_list or []
         self.limits_file = limits_file or DEFAULT_LIMITS_FILE
         self.raw_service = service
@@ -223,8 +229,12 @@ class ResourceLimits(object):
         local = rooted(self.root, self.limits_file)
         before = read_text(local)
         changes = {}
+        effective_before = self._limits_files(before or '')
         for key, value in self.desired_limits:
             ours = limits.effective([(self.limits_file, before or '')], key[0], key[2])
+            if self.comparison == compare.MINIMUM and self._sides_match(
+                    limits.effective(effective_before, key[0], key[2]), key, value):
+                continue  # met (higher, or unlimited) by what pam_limits reads now: never lowered
             if not self._sides_match(ours, key, value):
                 changes[key] = value
         after = limits.render(before, changes, header=LIMITS_HEADER) if changes else before
@@ -237,9 +247,24 @@ class ResourceLimits(object):
     def _sides(key):
         return ('soft', 'hard') if key[1] == '-' else (key[1],)
 
+    def _value_meets(self, have, want):
+        if have is None:
+            return False
+        if self.comparison == compare.MINIMUM:
+            return compare.satisfies(str(have), str(want), compare.MINIMUM)
+        return have == want
+
+    def _pair_meets(self, have, want):
+        """(soft, hard) pairs: equal, or under minimum each side at least the desired one."""
+        if have == want:
+            return True
+        if self.comparison != compare.MINIMUM or not isinstance(have, tuple) or not isinstance(want, tuple):
+            return False
+        return all(self._value_meets(h, w) for h, w in zip(have, want))
+
     def _sides_match(self, found, key, value):
         want = limits.normalize_value(key[2], value)
-        return all(found[side][0] == want for side in self._sides(key))
+        return all(self._value_meets(found[side][0], want) for side in self._sides(key))
 
     def _limits_record(self, key, value, files_before, files_after, changed):
         domain, kind, item = key
@@ -258,14 +283,15 @@ class ResourceLimits(object):
         shadowed = False
         for side in sides:
             after_value, after_file = after[side]
-            if after_value != want and after_file and after_file != self.limits_file:
+            if not self._value_meets(after_value, want) and after_file and after_file != self.limits_file:
                 shadowed = True
                 details.append('%s sets the %s limit to %s and is read after %s' % (
                     after_file, side, after_value, self.limits_file))
                 self.shadowed.append((name, after_file))
         details.append('pam_limits applies it at the next login session; running sessions are not read')
         status = decide_status(None, self._sides_match(before, key, value), self.check_mode, shadowed=shadowed)
-        return Setting(name, self.limits_file, want, None, persisted, status, '; '.join(details))
+        return Setting(name, self.limits_file, want, None, persisted, status, '; '.join(details),
+                       comparison=self.comparison)
 
     # ---- systemd service drop-in
     def _dropin_path(self):
@@ -304,9 +330,13 @@ class ResourceLimits(object):
         before = read_text(local)
         shown_before, show_error = self._show() if self.systemd_running else (None, None)
         changes = {}
+        unit_before = self._service_files(shown_path, before or '')
         for name, (text, pair) in self.desired_service.items():
             ours, dummy = systemd.effective_value([(shown_path, before or '')], 'Service', name)
-            if _pair(name, ours) != pair:
+            if self.comparison == compare.MINIMUM and self._pair_meets(
+                    _pair(name, systemd.effective_value(unit_before, 'Service', name)[0]), pair):
+                continue  # the unit already gives at least this: never lowered
+            if not self._pair_meets(_pair(name, ours), pair):
                 changes[name] = text
         after = systemd.render(before, {'Service': changes}, header=DROPIN_HEADER) if changes else before
         changed = self._write(result, module, local, shown_path, before, after)
@@ -340,13 +370,13 @@ class ResourceLimits(object):
         if reload_error:
             details.append('systemctl daemon-reload failed: %s' % reload_error)
             return Setting(record_name, shown_path, limits.show_pair(want), None, limits.show_pair(persisted_now),
-                           FAILED, '; '.join(details))
+                           FAILED, '; '.join(details), comparison=self.comparison)
         shadowed = False
-        if _pair(name, after_value) != want and after_file and after_file != shown_path:
+        if not self._pair_meets(_pair(name, after_value), want) and after_file and after_file != shown_path:
             shadowed = True
             details.append('%s sets %s=%s and is read after %s' % (after_file, name, after_value, shown_path))
             self.shadowed.append((record_name, after_file))
-        persisted_ok = _pair(name, before_value) == want
+        persisted_ok = self._pair_meets(_pair(name, before_value), want)
 
         live = None
         live_ok = None
@@ -361,10 +391,10 @@ class ResourceLimits(object):
             details.append('the unit is not installed yet; the drop-in applies once it is')
         elif running is not None and name in running:
             live = running[name]
-            live_ok = live == want
+            live_ok = self._pair_meets(live, want)
             live_needs = PENDING_RESTART
             details.append('live: the running process (MainPID %s)' % shown.get('MainPID'))
-            if not live_ok and limits.from_show(shown, name) == want and self._started_after(shown):
+            if not live_ok and self._pair_meets(limits.from_show(shown, name), want) and self._started_after(shown):
                 # systemd has loaded the value and started the process since, yet the process
                 # lacks it: systemd could not raise it (no CAP_SYS_RESOURCE in a container, or
                 # above the manager's own hard limit).  A restart would not help.
@@ -373,17 +403,17 @@ class ResourceLimits(object):
                     'could not apply it (raising a limit needs CAP_SYS_RESOURCE and a manager whose own hard limit '
                     'allows it)' % (name, limits.show_pair(want), limits.show_pair(live)))
                 return Setting(record_name, shown_path, limits.show_pair(want), limits.show_pair(live),
-                               limits.show_pair(persisted_now), FAILED, '; '.join(details))
+                               limits.show_pair(persisted_now), FAILED, '; '.join(details), comparison=self.comparison)
             if not live_ok:
                 details.append('restart %s to apply it' % self.unit)
         else:
             live = limits.from_show(shown, name)
-            live_ok = live == want
+            live_ok = self._pair_meets(live, want)
             details.append('live: what systemd gives the service when it starts (%s, not running)'
                            % shown.get('ActiveState', 'unknown'))
         status = decide_status(live_ok, persisted_ok, self.check_mode, live_needs=live_needs, shadowed=shadowed)
         return Setting(record_name, shown_path, limits.show_pair(want), limits.show_pair(live),
-                       limits.show_pair(persisted_now), status, '; '.join(details))
+                       limits.show_pair(persisted_now), status, '; '.join(details), comparison=self.comparison)
 
     def _started_after(self, shown):
         """True when the service's main process started after every file of the unit was written."""

@@ -119,6 +119,16 @@ options:
             C((privileged,8589934592,deny)). Other attributes of the project are kept.
           - A null value removes the attribute.
         type: dict
+  comparison:
+    description:
+      - How O(limits) and O(service_limits) values compare with what pam_limits and systemd give now.
+      - V(exact) writes each value as given.
+      - V(minimum) asks for at least that much (Oracle's and MySQL's memlock): a value that is already
+        higher, or C(unlimited) / C(infinity), in any file pam_limits or systemd reads is met, and is never
+        lowered by writing ours.
+    type: str
+    choices: [exact, minimum]
+    default: exact
   root:
     description: Act on a mounted image or a test tree - files are read and written under O(root); live values are
       read only when O(root) is C(/).
@@ -277,6 +287,7 @@ def main():
                 groups=dict(type='list', elements='str'),
                 attributes=dict(type='dict'),
             )),
+            comparison=dict(type='str', default='exact', choices=['exact', 'minimum']),
             root=dict(type='path', default='/'),
             backup=dict(type='bool', default=False),
             fail_on_shadowed=dict(type='bool', default=True),
@@ -289,7 +300,7 @@ def main():
         limits_list=args['limits'], limits_file=args['limits_file'], service=args['service'],
         service_limits=args['service_limits'], dropin_name=args['dropin_name'], projects=args['projects'],
         root=args['root'], backup=args['backup'], fail_on_shadowed=args['fail_on_shadowed'],
-        check_mode=module.check_mode, runner=module.run_command,
+        check_mode=module.check_mode, runner=module.run_command, comparison=args['comparison'],
     ))
 
 

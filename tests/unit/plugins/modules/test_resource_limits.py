@@ -422,3 +422,45 @@ def test_backup_of_every_edited_file(root, run_module):
     result = run_module(resource_limits, {'limits': LIMITS[:1], 'root': root, 'backup': True})
     with open(result['backup_file']) as handle:
         assert handle.read() == '# old\n'
+
+
+# ------------------------------------------------------------------ minimum (the vendors' "at least")
+ORACLE_MEMLOCK = [{'domain': 'oracle', 'type': 'soft', 'item': 'memlock', 'value': 60397977},
+                  {'domain': 'oracle', 'type': 'hard', 'item': 'memlock', 'value': 60397977}]
+
+
+@pytest.mark.parametrize('existing', ['oracle - memlock unlimited\n', 'oracle - memlock 70000000\n',
+                                      'oracle soft memlock 60397977\noracle hard memlock unlimited\n'])
+def test_minimum_memlock_met_elsewhere_is_ok_and_never_lowered(root, run_module, existing):
+    put(root, '/etc/security/limits.conf', existing)
+    before = digest(root)
+    result = run_module(resource_limits, {'limits': ORACLE_MEMLOCK, 'comparison': 'minimum', 'root': root})
+    assert result['changed'] is False and digest(root) == before
+    assert [(s['status'], s['comparison']) for s in result['settings']] == [('ok', 'minimum')] * 2
+    assert not exists(root, OURS)
+
+
+def test_minimum_memlock_below_is_raised(root, run_module):
+    put(root, '/etc/security/limits.conf', 'oracle - memlock 1024\n')
+    result = run_module(resource_limits, {'limits': ORACLE_MEMLOCK, 'comparison': 'minimum', 'root': root})
+    assert [s['status'] for s in result['settings']] == ['changed', 'changed']
+    assert read(root, OURS) == LIMITS_HEADER + ('oracle          soft  memlock    60397977\n'
+                                                'oracle          hard  memlock    60397977\n')
+    again = run_module(resource_limits, {'limits': ORACLE_MEMLOCK, 'comparison': 'minimum', 'root': root})
+    assert again['changed'] is False
+
+
+def test_exact_memlock_replaces_unlimited(root, run_module):
+    put(root, OURS, 'oracle - memlock unlimited\n')
+    result = run_module(resource_limits, {'limits': ORACLE_MEMLOCK, 'root': root})
+    assert [(s['status'], s['comparison'], s['persisted']) for s in result['settings']] == [
+        ('changed', 'exact', '60397977')] * 2
+
+
+def test_minimum_service_limit_met_by_infinity_is_kept(root, run_module):
+    put(root, '/etc/systemd/system/postgresql.service.d/50-local.conf', '[Service]\nLimitMEMLOCK=infinity\n')
+    result = run_module(resource_limits, {'service': 'postgresql', 'service_limits': {'LimitMEMLOCK': '6291456'},
+                                          'comparison': 'minimum', 'root': root})
+    record = result['settings'][0]
+    assert record['status'] == 'ok' and record['persisted'] == 'infinity' and record['comparison'] == 'minimum'
+    assert not exists(root, DROPIN)

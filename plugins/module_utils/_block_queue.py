@@ -46,8 +46,8 @@ FIRST = ('scheduler',)
 SELECTOR_KEYS = ('name', 'wwn', 'serial', 'model', 'vendor', 'mount')
 ENTRY_KEYS = SELECTOR_KEYS + ('rotational', 'slaves', 'allow_empty', 'attributes')
 
-_ATTRIBUTE_NAME = re.compile(r'^[a-z0-9_]+(/[a-z0-9_]+)?$')
-_INTEGER = re.compile(r'^-?[0-9]+$')
+_ATTRIBUTE_NAME = re.compile(r'^[a-z0-9_]+(/[a-z0-9_]+)?\Z')
+_INTEGER = re.compile(r'^-?[0-9]+\Z')
 
 # Attributes with a known set of values (Documentation/ABI/stable/sysfs-block).
 ALLOWED_VALUES = {

@@ -177,7 +177,7 @@ class OracleEngine(Engine):
         Engine.__init__(self, plan)
         self.sid = plan.oracle_sid
         if self.sid is None and plan.path:
-            match = re.match(r'^init(.+)\.ora$', os.path.basename(plan.path))
+            match = re.match(r'^init(.+)\.ora\Z', os.path.basename(plan.path))
             self.sid = match.group(1) if match else None
         self.mode = 'pfile'
         self.spfile = None

@@ -21,8 +21,8 @@ import re
 ETC_SYSTEM = '/etc/system'
 
 _SET = re.compile(r'^(?P<lead>\s*set\s+)(?P<key>[A-Za-z_][A-Za-z0-9_]*(?::[A-Za-z_][A-Za-z0-9_]*)?)'
-                  r'(?P<sep>\s*=\s*)(?P<value>\S+)(?P<trail>\s*)$')
-_NAME = re.compile(r'^[A-Za-z_][A-Za-z0-9_]*(?::[A-Za-z_][A-Za-z0-9_]*)?$')
+                  r'(?P<sep>\s*=\s*)(?P<value>\S+)(?P<trail>\s*)\Z')
+_NAME = re.compile(r'^[A-Za-z_][A-Za-z0-9_]*(?::[A-Za-z_][A-Za-z0-9_]*)?\Z')
 
 
 class EtcSystemNameError(ValueError):
@@ -40,11 +40,11 @@ def normalize_value(value):
     """Numbers compare by value (``0x10`` equals ``16``); strings compare as written."""
     text = ' '.join(str(value).split())
     try:
-        if re.match(r'^0[xX][0-9a-fA-F]+$', text):
+        if re.match(r'^0[xX][0-9a-fA-F]+\Z', text):
             return str(int(text, 16))
-        if re.match(r'^0[0-7]+$', text):
+        if re.match(r'^0[0-7]+\Z', text):
             return str(int(text, 8))
-        if re.match(r'^-?\d+$', text):
+        if re.match(r'^-?[0-9]+\Z', text):
             return str(int(text))
     except ValueError:
         pass

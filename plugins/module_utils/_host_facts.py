@@ -60,7 +60,7 @@ def linux_hugepages(root):
     pools = {}
     base = os.path.join(root, 'sys', 'kernel', 'mm', 'hugepages')
     for name in _listdir(base):
-        match = re.match(r'^hugepages-(\d+)kB$', name)
+        match = re.match(r'^hugepages-([0-9]+)kB\Z', name)
         if not match:
             continue
         size = int(match.group(1)) * 1024
@@ -75,7 +75,7 @@ def linux_hugepages(root):
         }
     node_base = os.path.join(root, 'sys', 'devices', 'system', 'node')
     for node in _listdir(node_base):
-        match = re.match(r'^node(\d+)$', node)
+        match = re.match(r'^node([0-9]+)\Z', node)
         if not match:
             continue
         for size_key, pool in pools.items():
@@ -220,7 +220,7 @@ LINUX_READERS = {
 
 # ------------------------------------------------------------------ SunOS / FreeBSD
 def parse_prtconf_memory(text):
-    match = re.search(r'^Memory size:\s+(\d+)\s+(Megabytes|Gigabytes)', text or '', re.M)
+    match = re.search(r'^Memory size:\s+([0-9]+)\s+(Megabytes|Gigabytes)', text or '', re.M)
     if not match:
         return None
     return int(match.group(1)) * (1024 ** 2 if match.group(2) == 'Megabytes' else 1024 ** 3)
@@ -230,7 +230,7 @@ def parse_psrset(text):
     """``psrset -i`` output -> {set id: [cpu, ...]}."""
     sets = {}
     for line in (text or '').splitlines():
-        match = re.match(r'^user processor set (\d+): processors? (.*)$', line.strip())
+        match = re.match(r'^user processor set ([0-9]+): processors? (.*)\Z', line.strip())
         if match:
             sets[match.group(1)] = [int(c) for c in match.group(2).split()]
     return sets

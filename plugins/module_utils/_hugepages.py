@@ -49,8 +49,8 @@ SYSCTL_HEADER = '# Managed by dbhost.tuning.hugepages: the default-size huge pag
 TMPFILES_HEADER = ('# Managed by dbhost.tuning.hugepages: huge page pools of other sizes and per NUMA node,\n'
                    '# written by systemd-tmpfiles at boot.')
 ON_SHORT = ('fail', 'warn')
-_POOL_DIR = re.compile(r'^hugepages-(\d+)kB$')
-_NODE_MEMTOTAL = re.compile(r'^Node\s+\d+\s+MemTotal:\s+(\d+)\s*kB', re.MULTILINE)
+_POOL_DIR = re.compile(r'^hugepages-([0-9]+)kB\Z')
+_NODE_MEMTOTAL = re.compile(r'^Node\s+[0-9]+\s+MemTotal:\s+([0-9]+)\s*kB', re.MULTILINE)
 
 
 class Kernel(object):
@@ -495,4 +495,4 @@ def _as_count(value):
     if value is None:
         return None
     text = str(value).strip()
-    return int(text) if re.match(r'^\d+$', text) else text
+    return int(text) if re.match(r'^[0-9]+\Z', text) else text

@@ -37,7 +37,7 @@ ITEMS = ('core', 'data', 'fsize', 'memlock', 'nofile', 'rss', 'stack', 'cpu', 'n
 # Items where -1 is a real value, not "no limit" (limits.conf(5)).
 _SIGNED_ITEMS = ('priority', 'nice')
 _UNLIMITED = ('unlimited', 'infinity', '-1')
-_DOMAIN = re.compile(r'^[^\s#]+$')
+_DOMAIN = re.compile(r'^[^\s#]+\Z')
 INFINITY = 'infinity'
 
 
@@ -87,7 +87,7 @@ def normalize_value(item, value):
     text = str(value).strip().lower()
     if item not in _SIGNED_ITEMS and text in _UNLIMITED:
         return 'unlimited'
-    if re.match(r'^[+-]?\d+$', text):
+    if re.match(r'^[+-]?[0-9]+\Z', text):
         return str(int(text))
     return text
 
@@ -99,7 +99,7 @@ def check_value(item, value):
     text = str(value).strip()
     lowered = text.lower()
     if item in _SIGNED_ITEMS:
-        if not re.match(r'^[+-]?\d+$', text) or not -20 <= int(text) <= 19:
+        if not re.match(r'^[+-]?[0-9]+\Z', text) or not -20 <= int(text) <= 19:
             raise LimitsValueError('%s takes a number from -20 to 19, not %r' % (item, value))
         return str(int(text))
     if item == 'nonewprivs':
@@ -112,7 +112,7 @@ def check_value(item, value):
         return text
     if lowered in _UNLIMITED:
         return lowered
-    if not re.match(r'^\d+$', text):
+    if not re.match(r'^[0-9]+\Z', text):
         raise LimitsValueError('%s takes a whole number, unlimited, infinity or -1, not %r' % (item, value))
     return str(int(text))
 
@@ -123,7 +123,7 @@ def _format(domain, type_, item, value):
 
 def _replace_value(line, value):
     """Replace the 4th field of a line, keeping its spacing and trailing comment."""
-    match = re.match(r'^(\s*\S+\s+\S+\s+\S+\s+)(\S+)(.*)$', line.rstrip('\r\n'))
+    match = re.match(r'^(\s*\S+\s+\S+\s+\S+\s+)(\S+)(.*)\Z', line.rstrip('\r\n'))
     ending = line[len(line.rstrip('\r\n')):]
     return '%s%s%s%s' % (match.group(1), value, match.group(3), ending)
 
@@ -234,35 +234,35 @@ def _parse_one(name, kind, text):
     if text == INFINITY:
         return INFINITY
     if kind == 'bytes':
-        match = re.match(r'^(\d+(?:\.\d+)?)([KMGTPE]?|B)$', text)
+        match = re.match(r'^([0-9]+(?:\.[0-9]+)?)([KMGTPE]?|B)\Z', text)
         if not match:
             raise LimitsValueError('%s: %r is not a size (a number with an optional K, M, G, T, P or E, or infinity)'
                                    % (name, text))
         number = float(match.group(1)) * _SIZE_UNITS[match.group(2)]
         return int(number)
     if kind == 'count':
-        if not re.match(r'^\d+$', text):
+        if not re.match(r'^[0-9]+\Z', text):
             raise LimitsValueError('%s: %r is not a whole number or infinity' % (name, text))
         return int(text)
     if kind == 'nice':
-        if re.match(r'^[+-]\d+$', text):
+        if re.match(r'^[+-][0-9]+\Z', text):
             nice = int(text)
             if not -20 <= nice <= 19:
                 raise LimitsValueError('%s: nice value %r is outside -20..19' % (name, text))
             return 20 - nice
-        if re.match(r'^\d+$', text) and int(text) <= 40:
+        if re.match(r'^[0-9]+\Z', text) and int(text) <= 40:
             return int(text)
         raise LimitsValueError('%s: %r is neither a nice value (+N/-N) nor a raw limit 0..40' % (name, text))
     # seconds / usec: plain numbers are in the setting's own unit; units may be given.
-    if re.match(r'^\d+$', text):
+    if re.match(r'^[0-9]+\Z', text):
         return int(text)
     usec = 0
     rest = text.replace(' ', '')
-    for number, unit in re.findall(r'(\d+)([a-z]+)', rest):
+    for number, unit in re.findall(r'([0-9]+)([a-z]+)', rest):
         if unit not in _TIME_UNITS_USEC:
             raise LimitsValueError('%s: unknown time unit %r in %r' % (name, unit, text))
         usec += int(number) * _TIME_UNITS_USEC[unit]
-    if not usec or re.sub(r'\d+[a-z]+', '', rest):
+    if not usec or re.sub(r'[0-9]+[a-z]+', '', rest):
         raise LimitsValueError('%s: %r is not a time span' % (name, text))
     if kind == 'seconds':
         return -(-usec // 10 ** 6)  # systemd rounds up to whole seconds
@@ -307,7 +307,7 @@ def _show_value(text):
     text = (text or '').strip()
     if text == INFINITY or text == '18446744073709551615':
         return INFINITY
-    return int(text) if re.match(r'^\d+$', text) else text
+    return int(text) if re.match(r'^[0-9]+\Z', text) else text
 
 
 def parse_proc_limits(text):
@@ -324,7 +324,7 @@ def parse_proc_limits(text):
 
 
 def _proc_value(text):
-    return INFINITY if text == 'unlimited' else int(text) if re.match(r'^\d+$', text) else text
+    return INFINITY if text == 'unlimited' else int(text) if re.match(r'^[0-9]+\Z', text) else text
 
 
 def show_pair(pair):

@@ -22,11 +22,11 @@ __metaclass__ = type
 import re
 
 SERVER_GROUPS = ('mysqld', 'server', 'mariadb', 'mariadbd', 'client-server', 'galera')
-VERSIONED_GROUP_RE = re.compile(r'^(?:mysqld|mariadb|mariadbd)-([0-9]+\.[0-9]+)$')
-NAME_RE = re.compile(r'^[A-Za-z][A-Za-z0-9_-]*$')
-GROUP_RE = re.compile(r'^[A-Za-z0-9_.-]+$')
-PLAIN_RE = re.compile(r'^[A-Za-z0-9_./:+,=@-]+$')
-SIZE_RE = re.compile(r'^([0-9]+)([KkMmGgTtPpEe]?)$')
+VERSIONED_GROUP_RE = re.compile(r'^(?:mysqld|mariadb|mariadbd)-([0-9]+\.[0-9]+)\Z')
+NAME_RE = re.compile(r'^[A-Za-z][A-Za-z0-9_-]*\Z')
+GROUP_RE = re.compile(r'^[A-Za-z0-9_.-]+\Z')
+PLAIN_RE = re.compile(r'^[A-Za-z0-9_./:+,=@-]+\Z')
+SIZE_RE = re.compile(r'^([0-9]+)([KkMmGgTtPpEe]?)\Z')
 SIZE_FACTORS = {'': 1, 'K': 1 << 10, 'M': 1 << 20, 'G': 1 << 30, 'T': 1 << 40, 'P': 1 << 50, 'E': 1 << 60}
 _BOOL_WORDS = {'on': True, 'off': False, 'true': True, 'false': False, '1': True, '0': False,
                'yes': True, 'no': False}
@@ -201,7 +201,7 @@ def canonical(value):
         return boolean
     if size:
         return int(value)
-    if re.match(r'^[A-Za-z0-9_]+$', value):
+    if re.match(r'^[A-Za-z0-9_]+\Z', value):
         return value.upper()
     return value
 

@@ -13,11 +13,25 @@ __metaclass__ = type
 import os
 import re
 
-_RANGE = re.compile(r'^(\d+)(?:-(\d+)(?::(\d+))?)?$')
+from ansible_collections.dbhost.tuning.plugins.module_utils._result import InputError
+
+_RANGE = re.compile(r'^([0-9]+)(?:-([0-9]+)(?::([0-9]+))?)?\Z')
+# Above any kernel's CONFIG_NR_CPUS (at most 8192 on x86_64 with MAXSMP): a bigger number
+# is a typo, and its range would be expanded CPU by CPU.
+MAX_CPUS = 1 << 16
+_NODE_NAME = re.compile(r'^node([0-9]+)\Z')
 
 
 class CpuListError(ValueError):
     pass
+
+
+class KernelFileError(InputError):
+    """A file of /sys that is not in the kernel's format; the message names the file.
+
+    An InputError, so a module fails with this message (nothing has been touched yet)
+    instead of a traceback.
+    """
 
 
 def parse_cpu_list(text):
@@ -35,6 +49,8 @@ def parse_cpu_list(text):
         step = int(match.group(3)) if match.group(3) is not None else 1
         if last < first or step < 1:
             raise CpuListError('invalid CPU range %r in %r' % (part, text))
+        if last >= MAX_CPUS:
+            raise CpuListError('CPU %d in %r is beyond any kernel (at most %d CPUs)' % (last, text, MAX_CPUS))
         cpus.update(range(first, last + 1, step))
     return sorted(cpus)
 
@@ -58,8 +74,20 @@ def _read(path):
     try:
         with open(path) as handle:
             return handle.read().strip()
-    except IOError:
+    except (IOError, OSError):
         return None
+
+
+def cpu_list_from_file(text, path):
+    """parse_cpu_list() of a kernel file's text; KernelFileError naming ``path`` when malformed."""
+    try:
+        return parse_cpu_list(text or '')
+    except CpuListError as exc:
+        raise KernelFileError('%s is not a CPU list as the kernel writes it: %s' % (path, exc))
+
+
+def _read_cpu_list(path):
+    return cpu_list_from_file(_read(path), path)
 
 
 def read_topology(root='/'):
@@ -70,25 +98,29 @@ def read_topology(root='/'):
     A machine without node folders (no NUMA support) is one node 0 holding every online CPU.
     """
     base = os.path.join(root or '/', 'sys', 'devices', 'system')
-    online = parse_cpu_list(_read(os.path.join(base, 'cpu', 'online')) or '')
-    possible = parse_cpu_list(_read(os.path.join(base, 'cpu', 'possible')) or '') or list(online)
-    offline = parse_cpu_list(_read(os.path.join(base, 'cpu', 'offline')) or '')
+    online = _read_cpu_list(os.path.join(base, 'cpu', 'online'))
+    possible = _read_cpu_list(os.path.join(base, 'cpu', 'possible')) or list(online)
+    offline = _read_cpu_list(os.path.join(base, 'cpu', 'offline'))
     nodes = {}
     node_base = os.path.join(base, 'node')
     names = sorted(os.listdir(node_base)) if os.path.isdir(node_base) else []
     for name in names:
-        match = re.match(r'^node(\d+)$', name)
+        match = _NODE_NAME.match(name)
         if not match:
             continue
         folder = os.path.join(node_base, name)
         memory = None
         meminfo = _read(os.path.join(folder, 'meminfo')) or ''
-        found = re.search(r'MemTotal:\s+(\d+)\s+kB', meminfo)
+        found = re.search(r'MemTotal:\s+([0-9]+)\s+kB', meminfo)
         if found:
             memory = int(found.group(1)) * 1024
-        distances = [int(d) for d in (_read(os.path.join(folder, 'distance')) or '').split()]
+        distance_file = os.path.join(folder, 'distance')
+        distance_words = (_read(distance_file) or '').split()
+        if not all(re.match(r'[0-9]+\Z', word) for word in distance_words):
+            raise KernelFileError('%s is not a list of NUMA distances: %r' % (distance_file, ' '.join(distance_words)))
+        distances = [int(d) for d in distance_words]
         nodes[int(match.group(1))] = {
-            'cpus': parse_cpu_list(_read(os.path.join(folder, 'cpulist')) or ''),
+            'cpus': _read_cpu_list(os.path.join(folder, 'cpulist')),
             'memory_bytes': memory,
             'distances': distances,
         }

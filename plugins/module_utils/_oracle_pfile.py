@@ -28,14 +28,14 @@ __metaclass__ = type
 
 import re
 
-NAME_RE = re.compile(r'^_{0,2}[A-Za-z][A-Za-z0-9_#$]*$')
-SID_RE = re.compile(r'^[A-Za-z][A-Za-z0-9_#$]*$')
+NAME_RE = re.compile(r'^_{0,2}[A-Za-z][A-Za-z0-9_#$]*\Z')
+SID_RE = re.compile(r'^[A-Za-z][A-Za-z0-9_#$]*\Z')
 # Values written without quotes: numbers (with Oracle's K/M/G/T/P/E size suffix) and booleans.
-BARE_VALUE_RE = re.compile(r'^(?:[0-9]+[KkMmGgTtPpEe]?|TRUE|FALSE|true|false)$')
+BARE_VALUE_RE = re.compile(r'^(?:[0-9]+[KkMmGgTtPpEe]?|TRUE|FALSE|true|false)\Z')
 # Values that may stay unquoted when an existing entry was written without quotes.
-PLAIN_WORD_RE = re.compile(r'^[A-Za-z0-9_.$/:+-]+$')
-SIZE_RE = re.compile(r'^([0-9]+)([KkMmGgTtPpEe]?)$')
-KEYWORD_RE = re.compile(r'^[A-Za-z0-9_$#]+$')
+PLAIN_WORD_RE = re.compile(r'^[A-Za-z0-9_.$/:+-]+\Z')
+SIZE_RE = re.compile(r'^([0-9]+)([KkMmGgTtPpEe]?)\Z')
+KEYWORD_RE = re.compile(r'^[A-Za-z0-9_$#]+\Z')
 SIZE_FACTORS = {'': 1, 'K': 1 << 10, 'M': 1 << 20, 'G': 1 << 30, 'T': 1 << 40, 'P': 1 << 50, 'E': 1 << 60}
 
 _SPECIAL = ' \t\r\n=(),#"\''

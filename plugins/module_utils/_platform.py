@@ -50,7 +50,7 @@ def page_size():
     return os.sysconf('SC_PAGE_SIZE')
 
 
-_MEMINFO_LINE = re.compile(r'^(\S+):\s+(\d+)(?:\s+kB)?\s*$')
+_MEMINFO_LINE = re.compile(r'^(\S+):\s+([0-9]+)(?:\s+kB)?\s*\Z')
 
 
 def parse_meminfo(text):

@@ -28,10 +28,10 @@ AUTO_CONF = 'postgresql.auto.conf'
 
 _LINE_RE = re.compile(r'''^(?P<indent>[ \t]*)(?P<name>[A-Za-z_][A-Za-z0-9_$]*(?:\.[A-Za-z_][A-Za-z0-9_$]*)?)
                           (?P<sep>[ \t]*=[ \t]*|[ \t]+)''', re.X)
-NAME_RE = re.compile(r'^[A-Za-z_][A-Za-z0-9_$]*(?:\.[A-Za-z_][A-Za-z0-9_$]*)?$')
+NAME_RE = re.compile(r'^[A-Za-z_][A-Za-z0-9_$]*(?:\.[A-Za-z_][A-Za-z0-9_$]*)?\Z')
 # What PostgreSQL's lexer takes without quotes: numbers with a unit, and simple words.
-UNQUOTED_RE = re.compile(r'^(?:-?[0-9]+(?:\.[0-9]+)?[A-Za-z]*|[A-Za-z_][A-Za-z0-9_.:/-]*)$')
-_QUANTITY_RE = re.compile(r'^\s*(-?[0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)\s*$')
+UNQUOTED_RE = re.compile(r'^(?:-?[0-9]+(?:\.[0-9]+)?[A-Za-z]*|[A-Za-z_][A-Za-z0-9_.:/-]*)\Z')
+_QUANTITY_RE = re.compile(r'^\s*(-?[0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)\s*\Z')
 
 MEMORY_UNITS = {'B': 1, 'kB': 1 << 10, 'MB': 1 << 20, 'GB': 1 << 30, 'TB': 1 << 40}
 TIME_UNITS = {'us': 0.001, 'ms': 1, 's': 1000, 'min': 60000, 'h': 3600000, 'd': 86400000}
@@ -211,7 +211,7 @@ def same_value(name, have, want, base_unit=None):
     have_b, want_b = as_bool(have), as_bool(want)
     if have_b is not None and want_b is not None:
         return have_b == want_b
-    if re.match(r'^[A-Za-z0-9_]+$', have) and re.match(r'^[A-Za-z0-9_]+$', want):
+    if re.match(r'^[A-Za-z0-9_]+\Z', have) and re.match(r'^[A-Za-z0-9_]+\Z', want):
         return have.lower() == want.lower()
     return False
 

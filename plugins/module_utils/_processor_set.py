@@ -21,6 +21,7 @@ import re
 from ansible_collections.dbhost.tuning.plugins.module_utils import _numa as numa
 from ansible_collections.dbhost.tuning.plugins.module_utils import _platform as platforms
 from ansible_collections.dbhost.tuning.plugins.module_utils import _systemd as systemd
+from ansible_collections.dbhost.tuning.plugins.module_utils import _validate as validate
 from ansible_collections.dbhost.tuning.plugins.module_utils._files import FileChange, read_text, rooted
 from ansible_collections.dbhost.tuning.plugins.module_utils._result import (
     FAILED, OK, PENDING_RESTART, UNSUPPORTED, Result, Setting, decide_status)
@@ -34,8 +35,8 @@ AFFINITY_KEYS = ('CPUAffinity', 'NUMAPolicy', 'NUMAMask')
 CPUSET_KEYS = ('AllowedCPUs', 'AllowedMemoryNodes')
 ALL_KEYS = AFFINITY_KEYS + CPUSET_KEYS
 
-_SET_NAME = re.compile(r'^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$')
-_NODE_SPEC = re.compile(r'^node:(.*)$')
+_SET_NAME = re.compile(r'^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}\Z')
+_NODE_SPEC = re.compile(r'^node:(.*)\Z', re.DOTALL)
 
 
 # ------------------------------------------------------------------ CPU and node selection
@@ -265,9 +266,9 @@ class ProcessMatcher(object):
         unknown = sorted(set(spec) - set(('pid_file', 'user', 'pattern')))
         if unknown:
             raise InputError('%s: unknown key(s) %s (use pid_file, user, pattern)' % (what, ', '.join(unknown)))
-        self.pid_file = spec.get('pid_file')
-        self.user = spec.get('user')
-        self.pattern_text = spec.get('pattern')
+        self.pid_file = validate.check_path(spec.get('pid_file'), '%s.pid_file' % what)
+        self.user = validate.check_name(spec.get('user'), '%s.user' % what)
+        self.pattern_text = validate.check_text(spec.get('pattern'), '%s.pattern' % what)
         if not (self.pid_file or self.user is not None or self.pattern_text):
             raise InputError('%s needs at least one of pid_file, user, pattern' % what)
         self.local_pid_file = None
@@ -346,20 +347,23 @@ class CpusetV1(object):
         except (IOError, OSError):
             return None
 
+    def _list(self, folder, name):
+        return numa.cpu_list_from_file(self._value(folder, name), os.path.join(folder, name))
+
     def state(self):
         """{'cpus': [...], 'mems': [...], 'memory_migrate': '1'} or None when absent."""
         if not self.exists():
             return None
         return {
-            'cpus': numa.parse_cpu_list(self._value(self.folder, 'cpuset.cpus') or ''),
-            'mems': numa.parse_cpu_list(self._value(self.folder, 'cpuset.mems') or ''),
+            'cpus': self._list(self.folder, 'cpuset.cpus'),
+            'mems': self._list(self.folder, 'cpuset.mems'),
             'memory_migrate': self._value(self.folder, 'cpuset.memory_migrate'),
         }
 
     def parent_allows(self, cpus, mems):
         """CPUs and nodes the parent cpuset does not hold (a child must be a subset)."""
-        have_cpus = set(numa.parse_cpu_list(self._value(self.mount, 'cpuset.cpus') or ''))
-        have_mems = set(numa.parse_cpu_list(self._value(self.mount, 'cpuset.mems') or ''))
+        have_cpus = set(self._list(self.mount, 'cpuset.cpus'))
+        have_mems = set(self._list(self.mount, 'cpuset.mems'))
         return sorted(set(cpus) - have_cpus), sorted(set(mems) - have_mems)
 
     @staticmethod
@@ -496,6 +500,7 @@ class LinuxProcessorSet(object):
     # ------------------------------------------------------------ validation
     def validate(self):
         args = self.args
+        self.root = validate.check_root(self.root)
         if not self.name or not _SET_NAME.match(str(self.name)):
             raise InputError('name %r: use letters, digits, "_", "." and "-" (at most 63), starting with a letter '
                              'or digit' % (self.name,))

@@ -23,9 +23,9 @@ import re
 
 ETC_PROJECT = '/etc/project'
 MAX_PROJECT_ID = 2147483647  # MAXPROJID
-_NAME = re.compile(r'^[A-Za-z][A-Za-z0-9_.-]*$')
-_ATTRIBUTE_NAME = re.compile(r'^[A-Za-z][A-Za-z0-9_.,-]*$')
-_MEMBER = re.compile(r'^!?(\*|[A-Za-z0-9_.][A-Za-z0-9_.-]*)$')
+_NAME = re.compile(r'^[A-Za-z][A-Za-z0-9_.-]*\Z')
+_ATTRIBUTE_NAME = re.compile(r'^[A-Za-z][A-Za-z0-9_.,-]*\Z')
+_MEMBER = re.compile(r'^!?(\*|[A-Za-z0-9_.][A-Za-z0-9_.-]*)\Z')
 _TUPLE = re.compile(r'\(([^()]*)\)')
 # Resource controls (resource_controls(5)); other attributes such as project.pool are plain.
 _RCTL_NAME = re.compile(r'^(project|task|process|zone)\.(max-|cpu-)')
@@ -95,7 +95,7 @@ def parse_line(line):
     if len(fields) != 6:
         return None
     name, id_text, comment, users, groups, attributes = fields
-    if not re.match(r'^\d+$', id_text.strip()):
+    if not re.match(r'^[0-9]+\Z', id_text.strip()):
         return None
     return Project(name, int(id_text), comment, _split_list(users), _split_list(groups),
                    _split_attributes(attributes))
@@ -157,7 +157,7 @@ def normalize_attribute(value):
     if tuples and _TUPLE.sub('', text).strip(',') == '':
         normalized = []
         for item in tuples:
-            fields = [str(int(f)) if re.match(r'^\d+$', f) else f for f in item.split(',')]
+            fields = [str(int(f)) if re.match(r'^[0-9]+\Z', f) else f for f in item.split(',')]
             normalized.append(tuple(fields))
         return tuple(sorted(normalized))
     return text

@@ -18,6 +18,7 @@ __metaclass__ = type
 import re
 
 from ansible_collections.dbhost.tuning.plugins.module_utils import _numa as numa
+from ansible_collections.dbhost.tuning.plugins.module_utils import _validate as validate
 from ansible_collections.dbhost.tuning.plugins.module_utils._processor_set import (
     _SET_NAME, InputError, ProcessMatcher, check_cpus_exist, parse_list)
 from ansible_collections.dbhost.tuning.plugins.module_utils._result import (
@@ -28,12 +29,12 @@ ONLINE_STATES = ('on-line', 'no-intr')
 
 
 # ------------------------------------------------------------------ output parsers
-_PSRINFO = re.compile(r'^\s*(\d+)\s+(\S+)(?:\s+since\s+(.*\S))?\s*$')
-_PSRSET_INFO = re.compile(r'^(user|system) processor set (\d+):\s*(?:empty|processors?((?:\s+\d+)*))\s*$')
-_PSRSET_CREATED = re.compile(r'^created processor set (\d+)\s*$')
-_PSRSET_QUERY = re.compile(r'^process id (\d+): (?:(not bound)|(\d+))\s*$')
-_PSRSET_BIND = re.compile(r'^process id (\d+): was (?:not bound|\d+), now (?:not bound|(\d+))\s*$')
-_LGROUP = re.compile(r'^lgroup (\d+) \(([^)]*)\):\s*$')
+_PSRINFO = re.compile(r'^\s*([0-9]+)\s+(\S+)(?:\s+since\s+(.*\S))?\s*\Z')
+_PSRSET_INFO = re.compile(r'^(user|system) processor set ([0-9]+):\s*(?:empty|processors?((?:\s+[0-9]+)*))\s*\Z')
+_PSRSET_CREATED = re.compile(r'^created processor set ([0-9]+)\s*\Z')
+_PSRSET_QUERY = re.compile(r'^process id ([0-9]+): (?:(not bound)|([0-9]+))\s*\Z')
+_PSRSET_BIND = re.compile(r'^process id ([0-9]+): was (?:not bound|[0-9]+), now (?:not bound|([0-9]+))\s*\Z')
+_LGROUP = re.compile(r'^lgroup ([0-9]+) \(([^)]*)\):\s*\Z')
 
 
 def parse_psrinfo(text):
@@ -247,8 +248,10 @@ class SunOSProcessorSet(object):
 
     # ------------------------------------------------------------ validation
     def validate(self):
+        self.root = validate.check_root(self.root)
         if not self.name or not _SET_NAME.match(str(self.name)):
             raise InputError('name %r: use letters, digits, "_", "." and "-" (at most 63)' % (self.name,))
+        validate.check_name(self.project, 'project')
         if self.args.get('service'):
             raise InputError('service is a Linux (systemd) option; on SunOS bind processes or a project')
         if self.root != '/':

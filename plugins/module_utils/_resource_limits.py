@@ -34,7 +34,7 @@ DEFAULT_LIMITS_FILE = '/etc/security/limits.d/90-dbhost-tuning.conf'
 DEFAULT_DROPIN_NAME = '90-dbhost-tuning.conf'
 LIMITS_HEADER = '# Managed by dbhost.tuning.resource_limits; local edits to these items are overwritten.'
 DROPIN_HEADER = '# Managed by dbhost.tuning.resource_limits; local edits to these settings are overwritten.'
-_DROPIN_NAME = re.compile(r'^[A-Za-z0-9_.@-]+\.conf$')
+_DROPIN_NAME = re.compile(r'^[A-Za-z0-9_.@-]+\.conf\Z')
 _PLATFORM_PARTS = {
     platforms.LINUX: ('limits', 'service'),
     platforms.SUNOS: ('projects',),

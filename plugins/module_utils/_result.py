@@ -39,9 +39,14 @@ def run_plan(module, make_plan):
     failure_message(result) -> str or None.  Bad input (InputError) fails the task
     with its message before anything was touched; a plan that ran but has failed
     records (or, say, shadowed keys the user asked to fail on) fails the task with
-    the full result, so the records still reach the drift report.
+    the full result, so the records still reach the drift report.  Before the plan is
+    made, every option goes through the shared checks (_validate.check_params: no
+    control character or line separator anywhere, no odd space in a path, a usable root).
     """
+    # Bound late: _validate raises this module's InputError.
+    from ansible_collections.dbhost.tuning.plugins.module_utils import _validate
     try:
+        _validate.check_params(getattr(module, 'params', None), getattr(module, 'argument_spec', None))
         plan = make_plan()
         result = plan.run(module)
     except InputError as exc:

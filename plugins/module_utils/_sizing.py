@@ -25,8 +25,8 @@ from fractions import Fraction
 
 UNITS = {'': 1, 'K': 1024, 'M': 1024 ** 2, 'G': 1024 ** 3, 'T': 1024 ** 4, 'P': 1024 ** 5, 'E': 1024 ** 6}
 _UNIT_ORDER = ('E', 'P', 'T', 'G', 'M', 'K')
-_SIZE = re.compile(r'^(?P<number>\d+(?:\.\d+)?)\s*(?P<unit>[KMGTPE]?)(?:I?B)?$', re.IGNORECASE)
-_PERCENT = re.compile(r'^(?P<number>\d+(?:\.\d+)?)\s*%$')
+_SIZE = re.compile(r'^(?P<number>[0-9]+(?:\.[0-9]+)?)\s*(?P<unit>[KMGTPE]?)(?:I?B)?\Z', re.IGNORECASE)
+_PERCENT = re.compile(r'^(?P<number>[0-9]+(?:\.[0-9]+)?)\s*%\Z')
 
 ENGINES = ('oracle', 'postgresql', 'mysql')
 LINUX, SUNOS, FREEBSD = 'Linux', 'SunOS', 'FreeBSD'
@@ -440,6 +440,37 @@ def shm_settings(engine, ram_bytes, page_size, shared_memory, hugepage_size=None
         'values': values,
         'explain': explain,
     }
+
+
+def shm_settings_from_facts(facts, engine, shared_memory, group_gid=None, hugepage_size=None, hugepages_cap='70%',
+                            hugepages_margin='1%', use_hugepages=True, numa_node=None, keep_higher=False,
+                            etc_system=False, ram_bytes=None, page_size=None, system=None):
+    """shm_settings() for a host described by its ``dbhost`` facts (host_facts' memory, hugepages, shm)."""
+    if not isinstance(facts, dict):
+        raise SizingError('the input must be the dbhost facts (ansible_facts.dbhost), got %r'
+                          % (type(facts).__name__,))
+    memory = facts.get('memory') or {}
+    system = system or facts.get('system') or LINUX
+    ram = ram_bytes if ram_bytes is not None else memory.get('total_bytes')
+    if ram is None:
+        raise SizingError('the RAM size is not in the facts (memory.total_bytes); gather the memory subset '
+                          'with dbhost.tuning.host_facts or pass ram_bytes')
+    page = page_size if page_size is not None else memory.get('page_size')
+    if page is None:
+        raise SizingError('the page size is not in the facts (memory.page_size); pass page_size')
+    if hugepage_size in (None, '', 'default'):
+        hugepage_size = memory.get('hugepage_default_bytes')
+    return shm_settings(
+        engine, ram, page, shared_memory, hugepage_size=hugepage_size, group_gid=group_gid,
+        hugepages_cap=hugepages_cap, hugepages_margin=hugepages_margin, use_hugepages=use_hugepages,
+        system=system, numa_node=numa_node, supported_hugepage_sizes=_hugepage_sizes(facts),
+        current=facts.get('shm'), keep_higher=keep_higher, etc_system=etc_system)
+
+
+def _hugepage_sizes(facts):
+    """The huge page sizes this kernel offers: host_facts' hugepages subset is keyed by size in bytes."""
+    pools = facts.get('hugepages') or {}
+    return [int(size) for size in pools] or None
 
 
 def _percent_text(share):

@@ -33,8 +33,8 @@ SEARCH_DIRS = (
 )
 SYSCTL_CONF = '/etc/sysctl.conf'
 
-_NAME_CHARS = re.compile(r'^[A-Za-z0-9_.:/\-@+]+$')
-_ASSIGNMENT = re.compile(r'^(?P<lead>\s*)(?P<key>[^=#;\s][^=]*?)(?P<sep>\s*=\s*)(?P<value>.*?)(?P<trail>\s*)$')
+_NAME_CHARS = re.compile(r'^[A-Za-z0-9_.:/\-@+]+\Z')
+_ASSIGNMENT = re.compile(r'^(?P<lead>\s*)(?P<key>[^=#;\s][^=]*?)(?P<sep>\s*=\s*)(?P<value>.*?)(?P<trail>\s*)\Z')
 _GLOB_CHARS = re.compile(r'[*?\[]')
 
 
@@ -93,7 +93,7 @@ def normalize_value(value):
 
 def is_numeric(value):
     tokens = normalize_value(value).split()
-    return bool(tokens) and all(re.match(r'^-?\d+$', t) for t in tokens)
+    return bool(tokens) and all(re.match(r'^-?[0-9]+\Z', t) for t in tokens)
 
 
 class Assignment(object):

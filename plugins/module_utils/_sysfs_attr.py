@@ -31,7 +31,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils._result import Input
 DEFAULT_TMPFILES_FILE = '/etc/tmpfiles.d/90-dbhost-tuning.conf'
 HEADER = ('# Managed by dbhost.tuning: sysfs attributes that systemd-tmpfiles writes at boot;\n'
           '# local edits to these paths are overwritten.')
-_NUMBER = re.compile(r'^-?\d+$')
+_NUMBER = re.compile(r'^-?[0-9]+\Z')
 
 
 def sysfs_path(name):

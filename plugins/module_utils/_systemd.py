@@ -37,9 +37,9 @@ SEARCH_DIRS = (
 UNIT_TYPES = ('service', 'socket', 'device', 'mount', 'automount', 'swap', 'target', 'path',
               'timer', 'slice', 'scope')
 
-_UNIT_NAME = re.compile(r'^[A-Za-z0-9:_.\\@-]+\.(%s)$' % '|'.join(UNIT_TYPES))
-_SECTION = re.compile(r'^\s*\[(?P<name>[^\]]+)\]\s*$')
-_ASSIGNMENT = re.compile(r'^(?P<lead>\s*)(?P<key>[A-Za-z0-9_-]+)(?P<sep>\s*=\s*)(?P<value>.*?)\s*$')
+_UNIT_NAME = re.compile(r'^[A-Za-z0-9:_.\\@-]+\.(%s)\Z' % '|'.join(UNIT_TYPES))
+_SECTION = re.compile(r'^\s*\[(?P<name>[^\]]+)\]\s*\Z')
+_ASSIGNMENT = re.compile(r'^(?P<lead>\s*)(?P<key>[A-Za-z0-9_-]+)(?P<sep>\s*=\s*)(?P<value>.*?)\s*\Z')
 
 
 class UnitNameError(ValueError):

@@ -1,0 +1,160 @@
+# -*- coding: utf-8 -*-
+# Copyright: contributors to dbhost.tuning
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Internal to dbhost.tuning: the input checks every module shares.
+
+- No string a module is given may hold a control, format, private-use, unassigned or
+  surrogate character (Unicode categories C*) or a line or paragraph separator (Zl, Zp):
+  every file the collection writes is line-based, and a NUL or a U+2028 in a value
+  ends up splitting a line, or the kernel cuts the value short.
+- A name (a sysctl key, a user, a service, a file name, a mount option) holds no space at
+  all: neither the ASCII blank nor any other character ``str.isspace()`` or the Unicode
+  separator categories (Z*) count, since the file formats split their fields on them.
+- A path may hold the ASCII space (fstab writes it ``\\040``), and no other space.
+- ``root`` is an absolute path to an existing folder.
+
+The checks raise _result.InputError with a message naming the option.  check_params()
+runs them over every option of a module (run_plan calls it before anything is read);
+the plan classes call the single checks for the values they take apart themselves.
+Pure Python.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+import unicodedata
+
+from ansible_collections.dbhost.tuning.plugins.module_utils._result import InputError
+
+_NAMED = {
+    '\n': 'a newline',
+    '\r': 'a carriage return',
+    '\t': 'a tab',
+    '\x00': 'a NUL byte',
+    ' ': 'a space',
+}
+
+
+def describe(char):
+    """How a refused character is shown: ``a newline``, ``U+00A0 (NO-BREAK SPACE)``."""
+    if char in _NAMED:
+        return _NAMED[char]
+    name = unicodedata.name(char, '')
+    category = unicodedata.category(char)
+    if category == 'Cc':
+        return 'a control character (U+%04X)' % ord(char)
+    return 'U+%04X (%s)' % (ord(char), name or 'category %s' % category)
+
+
+def _text_refuses(char):
+    category = unicodedata.category(char)
+    return category[0] == 'C' or category in ('Zl', 'Zp')
+
+
+def _name_refuses(char):
+    return char.isspace() or unicodedata.category(char)[0] in 'CZ'
+
+
+def bad_character(text, name=True, allow=''):
+    """The first character of ``text`` that it may not hold, or None.
+
+    ``name``: refuse every space and separator too (else only C*, Zl and Zp).
+    ``allow``: characters accepted anyway (a path's ASCII space, a value's tab).
+    """
+    refuses = _name_refuses if name else _text_refuses
+    for char in text:
+        if char not in allow and refuses(char):
+            return char
+    return None
+
+
+def _refuse(option, value, char, secret=False):
+    shown = 'the value' if secret else repr(value)
+    raise InputError('%s: %s contains %s' % (option, shown, describe(char)))
+
+
+def check_text(value, option, allow='\t', secret=False):
+    """Free text (a value): no control character, no line or paragraph separator."""
+    if isinstance(value, str):
+        char = bad_character(value, name=False, allow=allow)
+        if char is not None:
+            _refuse(option, value, char, secret)
+    return value
+
+
+def check_name(value, option, allow=''):
+    """A name: no space of any kind, no control character, no separator."""
+    if isinstance(value, str):
+        char = bad_character(value, name=True, allow=allow)
+        if char is not None:
+            _refuse(option, value, char)
+    return value
+
+
+def check_path(value, option):
+    """A path: as a name, except that the ASCII space is allowed."""
+    return check_name(value, option, allow=' ')
+
+
+def check_root(root, option='root'):
+    """``root`` must be an absolute path to an existing folder; returns it ('/' for None)."""
+    if root is None or root == '':
+        return '/'
+    if not isinstance(root, str):
+        raise InputError('%s: %r is not a path' % (option, root))
+    check_path(root, option)
+    if not os.path.isabs(root):
+        raise InputError('%s: %r is not an absolute path' % (option, root))
+    if not os.path.exists(root):
+        raise InputError('%s: %s does not exist' % (option, root))
+    if not os.path.isdir(root):
+        raise InputError('%s: %s is not a folder' % (option, root))
+    return root
+
+
+def check_tree(value, option, secret=False):
+    """Every string in a nested value, dict keys (not even a tab there) and values, as text.
+
+    The keys are names of things (sysctl keys, sysfs paths, parameters) that the plan
+    classes check with their own, stricter rules and messages.
+    """
+    if isinstance(value, dict):
+        for key, item in value.items():
+            check_text(key, option, allow='')
+            check_tree(item, '%s.%s' % (option, key), secret)
+    elif isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            check_tree(item, '%s[%d]' % (option, index), secret)
+    else:
+        check_text(value, option, secret=secret)
+    return value
+
+
+def check_params(params, spec, prefix=''):
+    """Run the shared checks over a module's parameters, as AnsibleModule parsed them.
+
+    ``spec`` is the argument_spec: ``type: path`` options are checked as paths, ``no_log``
+    ones without showing their value, ``root`` as the root, everything else as text.
+    """
+    for option, value in sorted((params or {}).items()):
+        if value is None or option.startswith('_'):
+            continue
+        rules = (spec or {}).get(option) or {}
+        name = prefix + option
+        if rules.get('options') and isinstance(value, (list, tuple)):
+            for index, item in enumerate(value):
+                if isinstance(item, dict):
+                    check_params(item, rules['options'], '%s[%d].' % (name, index))
+        elif rules.get('options') and isinstance(value, dict):
+            check_params(value, rules['options'], name + '.')
+        elif rules.get('type') == 'path' and isinstance(value, str):
+            check_path(value, name)
+        elif rules.get('type') == 'path' and isinstance(value, (list, tuple)):
+            for index, item in enumerate(value):
+                check_path(item, '%s[%d]' % (name, index))
+        else:
+            check_tree(value, name, secret=bool(rules.get('no_log')))
+    if not prefix and 'root' in (spec or {}):
+        check_root((params or {}).get('root'))

@@ -1,0 +1,194 @@
+# -*- coding: utf-8 -*-
+# Copyright: contributors to dbhost.tuning
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Internal to dbhost.tuning: check or apply a host's whole desired state in one process.
+
+HostState reads the facts sizing needs on the host itself (no gather_facts), compiles the
+roles' variables into one desired state (_desired.compile_state), and runs every plan of
+it in this one module call: one round trip per host, whatever the number of settings.
+
+Nothing is touched before every plan has accepted its input: when not in check mode,
+every plan first runs in check mode (reads only), and only then for real, so that bad
+input to the fifth plan cannot leave the first four applied.
+
+Pure Python apart from what the plans use.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+
+from ansible_collections.dbhost.tuning.plugins.module_utils import _host_facts as host_facts
+from ansible_collections.dbhost.tuning.plugins.module_utils._block_queue import BlockQueue
+from ansible_collections.dbhost.tuning.plugins.module_utils._db_parameter import DbParameter
+from ansible_collections.dbhost.tuning.plugins.module_utils._desired import ROLES, compile_state, default_roles
+from ansible_collections.dbhost.tuning.plugins.module_utils._hugepages import HugePages
+from ansible_collections.dbhost.tuning.plugins.module_utils._kernel_params import KernelParams
+from ansible_collections.dbhost.tuning.plugins.module_utils._mounts import MountOptions
+from ansible_collections.dbhost.tuning.plugins.module_utils._processor_set import ProcessorSet
+from ansible_collections.dbhost.tuning.plugins.module_utils._resource_limits import ResourceLimits
+from ansible_collections.dbhost.tuning.plugins.module_utils._result import InputError, Result
+from ansible_collections.dbhost.tuning.plugins.module_utils._sysfs_attr import SysfsAttributes
+
+
+class Context(object):
+    """What plans need from the module: check mode and the ways to run commands."""
+
+    def __init__(self, check_mode=False, runner=None, bin_path=None, db_runner=None):
+        self.check_mode = check_mode
+        self.runner = runner
+        self.bin_path = bin_path or (lambda name, required=False: None)
+        self.db_runner = db_runner or runner
+
+
+def _mounts_plan(kw, ctx):
+    root = kw.get('root') or '/'
+    live_root = '/' if os.path.realpath(root) == '/' else None
+    return MountOptions(kw.pop('mounts'), check_mode=ctx.check_mode, live_root=live_root, runner=ctx.runner,
+                        mount_command=ctx.bin_path('mount') or 'mount', **kw)
+
+
+# kind -> plan factory(keyword arguments, context); the single-kind modules build the same classes.
+PLANS = {
+    'sysctl': lambda kw, ctx: KernelParams(check_mode=ctx.check_mode, runner=ctx.runner, **kw),
+    'hugepages': lambda kw, ctx: HugePages(check_mode=ctx.check_mode, **kw),
+    'limits': lambda kw, ctx: ResourceLimits(check_mode=ctx.check_mode, runner=ctx.runner, **kw),
+    'sysfs': lambda kw, ctx: SysfsAttributes(check_mode=ctx.check_mode, **kw),
+    'block_queue': lambda kw, ctx: BlockQueue(check_mode=ctx.check_mode, runner=ctx.runner, bin_path=ctx.bin_path, **kw),
+    'mounts': _mounts_plan,
+    'db_parameter': lambda kw, ctx: DbParameter(check_mode=ctx.check_mode, runner=ctx.db_runner, which=ctx.bin_path,
+                                                **kw),
+    'processor_set': lambda kw, ctx: ProcessorSet(dict(kw), check_mode=ctx.check_mode, runner=ctx.runner),
+}
+
+# What each role's compile step reads from the host's facts.
+FACT_SUBSETS = {'shared_memory': ('memory', 'hugepages'), 'processor_sets': ('memory', 'hugepages'),
+                'direct_io': ('mounts',)}
+
+
+def _build(call, ctx):
+    if call.kind == 'processor_set':
+        # the module's own parameter dict, where an option left out is None
+        return PLANS[call.kind](call.kwargs, ctx)
+    return PLANS[call.kind](dict((key, value) for key, value in call.kwargs.items() if value is not None), ctx)
+
+
+class HostState(object):
+    """One host's desired state, checked or applied in one process."""
+
+    def __init__(self, roles, inputs, check_mode=False, runner=None, bin_path=None, db_runner=None,
+                 facts_reader=None):
+        if not isinstance(inputs, dict):
+            raise InputError('inputs must be a dict of role: {variable: value}')
+        self.inputs = inputs
+        self.roles = list(roles) if roles else default_roles(inputs)
+        self.ctx = Context(check_mode, runner, bin_path, db_runner)
+        self.check_mode = check_mode
+        self.facts_reader = facts_reader or (lambda root, subsets: host_facts.gather(root, subsets, runner=runner))
+        self.state = None
+        self.ran = []
+
+    def read_facts(self):
+        subsets = []
+        for role in self.roles:
+            subsets.extend(s for s in FACT_SUBSETS.get(role, ()) if s not in subsets)
+        root = '/'
+        for role in ('shared_memory', 'direct_io'):
+            if role in self.roles:
+                root = self.inputs.get(role, {}).get('%s_root' % role) or root
+        if not os.path.isdir(root):
+            raise InputError('root %r is not a folder' % (root,))
+        try:
+            return self.facts_reader(root, subsets)
+        except ValueError as exc:
+            raise InputError('reading the host: %s' % exc)
+
+    def _run_all(self, check_mode, module):
+        ctx = Context(check_mode, self.ctx.runner, self.ctx.bin_path, self.ctx.db_runner)
+        ran = []
+        for call in self.state.calls:
+            try:
+                plan = _build(call, ctx)
+                result = plan.run(module)
+            except InputError as exc:
+                raise InputError('%s (%s): %s' % (call.owner, call.label, exc))
+            ran.append((call, plan, result))
+        return ran
+
+    def run(self, module=None):
+        facts = self.read_facts()
+        self.state = compile_state(self.roles, self.inputs, facts)
+        if self.check_mode:
+            self.ran = self._run_all(True, module)
+        else:
+            self._run_all(True, module)   # every input accepted before anything is touched
+            self.ran = self._run_all(False, module)
+        return self.combine(facts)
+
+    def combine(self, facts):
+        result = Result(self.check_mode)
+        owners = []
+        per_role = dict((role, {'changed': False, 'settings': [], 'restart_required': False,
+                                'reboot_required': False}) for role in ROLES if role in self.roles)
+        plans = []
+        for call, dummy, part in self.ran:
+            role = per_role.setdefault(call.owner, {'changed': False, 'settings': [], 'restart_required': False,
+                                                    'reboot_required': False})
+            for setting in part.settings:
+                result.add(setting)
+                owners.append((call.owner, call.kind))
+                record = setting.as_dict()
+                record.update(owner=call.owner, kind=call.kind)
+                role['settings'].append(record)
+            result.diffs.extend(part.diffs)
+            result.warnings.extend(part.warnings)
+            if part.changed:
+                result.mark_changed()
+            role['changed'] = role['changed'] or part.changed
+            role['restart_required'] = role['restart_required'] or part.restart_required
+            role['reboot_required'] = role['reboot_required'] or part.reboot_required
+            result.restart_required = result.restart_required or part.restart_required
+            result.reboot_required = result.reboot_required or part.reboot_required
+            for key, value in part.extra.items():
+                role.setdefault(key, value)
+            plans.append({'kind': call.kind, 'owner': call.owner, 'label': call.label, 'changed': part.changed,
+                          'restart_required': part.restart_required, 'settings': len(part.settings)})
+        self._owners = owners
+        result.extra['roles'] = per_role
+        result.extra['plans'] = plans
+        result.extra['desired_state'] = self.state.as_list()
+        result.extra['notes'] = list(self.state.messages)
+        result.extra['restart_services'] = self._restarts()
+        result.extra['facts'] = facts
+        return result
+
+    def _restarts(self):
+        wanted = []
+        for entry in self.state.restart_services:
+            for call, dummy, part in self.ran:
+                if call.owner != entry['owner'] or not part.restart_required:
+                    continue
+                if entry['when'] in (call.kind, call.label) and entry['service'] not in wanted:
+                    wanted.append(entry['service'])
+        return wanted
+
+    def output(self, result):
+        """The module result: the contract's keys, each record with its owner role and kind."""
+        output = result.as_dict()
+        for record, (owner, kind) in zip(output['settings'], self._owners):
+            record.update(owner=owner, kind=kind)
+        if len(self.roles) == 1:
+            # one role: its plans' own extras (mems, mounts, udev...) where the role used to find them
+            for key, value in output['roles'].get(self.roles[0], {}).items():
+                output.setdefault(key, value)
+        return output
+
+    def failure_message(self, result):
+        problems = []
+        for call, plan, part in self.ran:
+            message = plan.failure_message(part)
+            if message:
+                problems.append('%s (%s): %s' % (call.owner, call.label, message))
+        return '; '.join(problems) or None

@@ -1,0 +1,189 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: contributors to dbhost.tuning
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+---
+module: host_state
+short_description: Check or apply a database host's whole desired state in one call
+version_added: 1.1.0
+description:
+  - Compiles the variables of the collection's roles (C(kernel_params_*), C(shared_memory_*), C(block_queue_*),
+    C(direct_io_*), C(processor_sets_*), as each role's README documents them) into one desired state for the
+    host, and checks or applies all of it in this one call, one module round trip per host.
+  - Reads what sizing needs (RAM, page and huge page sizes, mounts) on the host itself, so the play needs no
+    C(gather_facts).
+  - One setting has one owner. When two roles plan the same key, two minimums (or two maximums) keep the stricter
+    value and the role that asked for it, equal values are merged, and anything else is refused before anything
+    is touched, naming both roles. A key is planned in its owner's file only.
+  - Every input is checked before anything is touched - when not in check mode, every plan first runs in check
+    mode, then for real.
+  - The action plugin of the same name fills O(inputs) from the roles' defaults and the host's variables, so a
+    task names only O(roles) (or nothing).
+author:
+  - dbhost.tuning contributors (!UNKNOWN)
+options:
+  roles:
+    description:
+      - The roles whose settings the host uses, in any order.
+      - Default (from the action plugin) - C(dbhost_roles) when the host defines it, else every role whose required
+        input the host has (C(kernel_params) always; C(shared_memory) with C(shared_memory_size); C(block_queue) with
+        C(block_queue_devices); C(direct_io) with C(direct_io_mounts) or C(direct_io_databases); C(processor_sets) with
+        C(processor_sets_cpus)).
+    type: list
+    elements: str
+    choices: [kernel_params, shared_memory, block_queue, direct_io, processor_sets]
+  inputs:
+    description:
+      - The roles' variables, as C({role: {variable: value}}), with the names the roles document.
+      - Filled by the action plugin from each role's C(defaults/main.yml) and the host's variables.
+    type: dict
+    required: true
+attributes:
+  check_mode:
+    support: full
+    description: In check mode nothing on the host changes; every record says what would.
+  diff_mode:
+    support: full
+    description: A diff for every file any of the plans would edit.
+  platform:
+    platforms: [posix]
+    description: Linux; SunOS and FreeBSD for the settings their roles support.
+notes:
+  - The single-kind modules (M(dbhost.tuning.kernel_params), M(dbhost.tuning.hugepages), ...) run the same plans,
+    one kind per call.
+'''
+
+EXAMPLES = r'''
+- name: Drift check of everything the host uses, in one round trip
+  dbhost.tuning.host_state:
+  check_mode: true
+  register: dbhost_state
+
+- name: Apply two roles' settings
+  dbhost.tuning.host_state:
+    roles: [kernel_params, shared_memory]
+'''
+
+RETURN = r'''
+settings:
+  description: One record per managed setting, from every plan, with its owner role and kind.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    name:
+      description: The setting.
+      type: str
+    target:
+      description: Where it is persisted (file) or what it applies to.
+      type: raw
+    desired:
+      description: The wanted value; see RV(settings[].comparison) for how it is meant.
+      type: raw
+    live:
+      description: The running value.
+      type: raw
+    persisted:
+      description: What the next boot or restart loads.
+      type: raw
+    status:
+      description: ok, changed, drift, pending_restart, pending_reboot, shadowed, unsupported or failed.
+      type: str
+    detail:
+      description: Why, in words.
+      type: str
+    comparison:
+      description: exact, minimum or maximum (or one per field).
+      type: raw
+    owner:
+      description: The role that owns the setting.
+      type: str
+    kind:
+      description: The kind of plan that manages it (sysctl, hugepages, limits, sysfs, block_queue, mounts,
+        db_parameter, processor_set).
+      type: str
+desired_state:
+  description: The compiled desired state, one entry per setting - kind, key, desired, comparison, owner, source.
+  returned: always
+  type: list
+  elements: dict
+roles:
+  description: Per role, its part of the result (changed, settings, restart_required, reboot_required).
+  returned: always
+  type: dict
+plans:
+  description: The plans that ran, in order, with their owner role and whether they changed anything.
+  returned: always
+  type: list
+  elements: dict
+restart_services:
+  description: Services a role was asked to restart (shared_memory_service_restart, processor_sets_restart_service,
+    direct_io_restart) and that need it now.
+  returned: always
+  type: list
+  elements: str
+notes:
+  description: What the roles have to say that is not a setting (a mount with no direct I/O option).
+  returned: always
+  type: list
+  elements: str
+facts:
+  description: What was read from the host for sizing.
+  returned: always
+  type: dict
+changed:
+  description: Whether anything changed (in check mode, would change).
+  returned: always
+  type: bool
+restart_required:
+  description: Whether a service must restart to pick up a change.
+  returned: always
+  type: bool
+reboot_required:
+  description: Whether a reboot is needed to pick up a change.
+  returned: always
+  type: bool
+'''
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.dbhost.tuning.plugins.module_utils._host_state import HostState
+from ansible_collections.dbhost.tuning.plugins.module_utils._result import InputError
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            roles=dict(type='list', elements='str',
+                       choices=['kernel_params', 'shared_memory', 'block_queue', 'direct_io', 'processor_sets']),
+            inputs=dict(type='dict', required=True),
+        ),
+        supports_check_mode=True,
+    )
+
+    def db_runner(argv, data=None, environ=None):
+        return module.run_command(argv, data=data, environ_update=environ or {}, cwd='/')
+
+    host = HostState(module.params['roles'], module.params['inputs'], check_mode=module.check_mode,
+                     runner=module.run_command, bin_path=module.get_bin_path, db_runner=db_runner)
+    try:
+        result = host.run(module)
+    except InputError as exc:
+        module.fail_json(msg=str(exc))
+    output = host.output(result)
+    for warning in output.pop('warnings', []):
+        module.warn(warning)
+    problem = host.failure_message(result)
+    if problem:
+        module.fail_json(msg=problem, **output)
+    module.exit_json(**output)
+
+
+if __name__ == '__main__':
+    main()

@@ -14,6 +14,7 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.dbhost.tuning.plugins.module_utils import _profiles as profiles
 from ansible_collections.dbhost.tuning.plugins.module_utils import _sizing as sizing
 
 
@@ -48,6 +49,16 @@ def shm_settings(facts, engine, shared_memory, **options):
     return sizing.shm_settings_from_facts(facts, engine, shared_memory, **options)
 
 
+def kernel_profile(name, system='Linux'):
+    """A vendor's kernel parameter profile: {key: {value, comparison, source}}."""
+    try:
+        entries = profiles.kernel_profile(name, system)
+    except KeyError:
+        raise AnsibleFilterError('kernel_profile: %r is not one of %s' % (name, ', '.join(profiles.PROFILE_NAMES)))
+    return dict((key, {'value': value, 'comparison': how, 'source': source})
+                for key, (value, how, source) in entries.items())
+
+
 class FilterModule(object):
     """dbhost.tuning size filters."""
 
@@ -57,4 +68,5 @@ class FilterModule(object):
             'human_size': _wrap(human_size),
             'to_pages': _wrap(to_pages),
             'shm_settings': _wrap(shm_settings),
+            'kernel_profile': kernel_profile,
         }

@@ -262,6 +262,7 @@ def compile_shared_memory(state, v, facts, numa_node=None):
         raise InputError('shared_memory: %s' % exc)
     sources = SOURCES[engine]
     backup = bool(v.get('shared_memory_backup', False))
+    fail_on_shadowed = bool(v.get('shared_memory_fail_on_shadowed', True))
     params, comparisons = {}, {}
     for key in sorted(shm['kernel_params']):
         value = str(shm['kernel_params'][key])
@@ -272,7 +273,7 @@ def compile_shared_memory(state, v, facts, numa_node=None):
                    'FreeBSD': '/etc/sysctl.conf', 'SunOS': '/etc/system'}[system]
     if params:
         state.calls.append(Call('sysctl', role, dict(file=sysctl_file, root=root, backup=backup, mode=compare.EXACT,
-                                                     fail_on_shadowed=True)))
+                                                     fail_on_shadowed=fail_on_shadowed)))
     if system == 'Linux':
         for pool in shm['hugepages']:
             name = 'vm.nr_hugepages' if pool.get('node') is None else 'hugepages node%s %s' % (pool['node'], pool['size'])
@@ -282,9 +283,9 @@ def compile_shared_memory(state, v, facts, numa_node=None):
         if shm['hugepages']:
             state.calls.append(Call('hugepages', role, dict(
                 pages=[dict(p) for p in shm['hugepages']], on_short=v.get('shared_memory_hugepages_on_short', 'fail'),
-                root=root, backup=backup, comparison=pool_how)))
-        _memlock(state, v, shm, user, how, sources, root, backup)
-        _thp(state, v, root, backup)
+                root=root, backup=backup, comparison=pool_how, fail_on_shadowed=fail_on_shadowed)))
+        _memlock(state, v, shm, user, how, sources, dict(root=root, backup=backup, fail_on_shadowed=fail_on_shadowed))
+        _thp(state, v, dict(root=root, backup=backup, fail_on_shadowed=fail_on_shadowed))
     elif system == 'SunOS':
         project = v.get('shared_memory_project') or 'user.%s' % user
         for name, value in sorted(shm['project_attributes'].items()):
@@ -295,7 +296,7 @@ def compile_shared_memory(state, v, facts, numa_node=None):
     return shm
 
 
-def _memlock(state, v, shm, user, how, sources, root, backup):
+def _memlock(state, v, shm, user, how, sources, common):
     role = 'shared_memory'
     if shm['memlock_kb'] is None:
         return
@@ -305,7 +306,7 @@ def _memlock(state, v, shm, user, how, sources, root, backup):
                   '%s: %s' % (sources['memlock'], shm['explain'].get('memlock', '')))
     kwargs = dict(limits_list=[{'domain': user, 'type': side, 'item': 'memlock', 'value': value}
                                for side in ('soft', 'hard')],
-                  limits_file=v.get('shared_memory_limits_file') or None, root=root, backup=backup, comparison=how)
+                  limits_file=v.get('shared_memory_limits_file') or None, comparison=how, **common)
     service = v.get('shared_memory_service') or ''
     if service:
         kwargs.update(service=service, service_limits={'LimitMEMLOCK': shm['limit_memlock']})
@@ -315,7 +316,7 @@ def _memlock(state, v, shm, user, how, sources, root, backup):
     state.calls.append(Call('limits', role, kwargs))
 
 
-def _thp(state, v, root, backup):
+def _thp(state, v, common):
     role = 'shared_memory'
     attributes = {}
     for name, var in (('kernel/mm/transparent_hugepage/enabled', 'shared_memory_transparent_hugepage'),
@@ -327,7 +328,7 @@ def _thp(state, v, root, backup):
     if attributes:
         state.calls.append(Call('sysfs', role, dict(
             attributes=attributes, apply=bool(v.get('shared_memory_transparent_hugepage_apply', True)),
-            tmpfiles_file=v.get('shared_memory_tmpfiles_file') or None, root=root, backup=backup)))
+            tmpfiles_file=v.get('shared_memory_tmpfiles_file') or None, **common)))
 
 
 # ------------------------------------------------------------------ block_queue

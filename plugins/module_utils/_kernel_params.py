@@ -19,6 +19,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils import _compare as c
 from ansible_collections.dbhost.tuning.plugins.module_utils import _etc_system as etc_system
 from ansible_collections.dbhost.tuning.plugins.module_utils import _platform as platforms
 from ansible_collections.dbhost.tuning.plugins.module_utils import _sysctl as sysctl
+from ansible_collections.dbhost.tuning.plugins.module_utils import _validate as validate
 from ansible_collections.dbhost.tuning.plugins.module_utils._files import FileChange, PathError, read_text, rooted
 from ansible_collections.dbhost.tuning.plugins.module_utils._result import (
     FAILED, OK, PENDING_REBOOT, UNSUPPORTED, Result, Setting, decide_status)
@@ -51,7 +52,9 @@ KNOWN_NUMERIC_KEYS = frozenset([
 #   kernel.shmmni: SHMMNI, include/uapi/linux/shm.h
 #   kernel.msgmni, msgmax, msgmnb: MSGMNI, MSGMAX, MSGMNB, include/uapi/linux/msg.h
 #   fs.aio-max-nr: aio_max_nr in fs/aio.c (0x10000)
+#   vm.hugetlb_shm_group: sysctl_hugetlb_shm_group in mm/hugetlb.c (0, no group)
 KERNEL_DEFAULTS_64BIT = {
+    'vm.hugetlb_shm_group': '0',
     'kernel.sem': '32000 1024000000 500 32000',
     'kernel.shmmax': '18446744073692774399',
     'kernel.shmall': '18446744073692774399',
@@ -63,14 +66,24 @@ KERNEL_DEFAULTS_64BIT = {
 }
 
 
-KERNEL_DEFAULT_SOURCE = "the kernel's built-in value (no sysctl file sets it)"
+KERNEL_DEFAULT_SOURCE = "the kernel's (or systemd's) built-in boot value (no sysctl file sets it)"
 
 
-def kernel_default(key):
+# What systemd as PID 1 sets at every boot before any sysctl file is read (src/core/main.c,
+# bump_file_max_and_nr_open, systemd 240 and later): fs.file-max to LONG_MAX.
+SYSTEMD_BOOT_VALUES_64BIT = {
+    'fs.file-max': '9223372036854775807',
+}
+
+
+def kernel_default(key, root='/'):
     """The value ``key`` has at boot when no file sets it, or None when that is not a constant."""
     if sys.maxsize <= 2 ** 32:
         return None
-    return KERNEL_DEFAULTS_64BIT.get(sysctl.validate_name(key).replace('/', '.'))
+    name = sysctl.validate_name(key).replace('/', '.')
+    if name in SYSTEMD_BOOT_VALUES_64BIT and os.path.isdir(os.path.join(root, 'run', 'systemd', 'system')):
+        return SYSTEMD_BOOT_VALUES_64BIT[name]
+    return KERNEL_DEFAULTS_64BIT.get(name)
 
 
 class ValueCompare(object):
@@ -184,7 +197,7 @@ class LinuxBackend(object):
         def resolve(key):
             value, source = sysctl.winner(exact, globs, key)
             if value is None and self.builtin_defaults:
-                default = kernel_default(key)
+                default = kernel_default(key, self.root)
                 if default is not None:
                     return default, KERNEL_DEFAULT_SOURCE
             return value, source
@@ -326,7 +339,7 @@ class KernelParams(object):
         self.apply_live = apply
         self.persist = persist
         self.mode = mode
-        self.root = root or '/'
+        self.root = validate.check_root(root)
         self.backup = backup
         self.fail_on_shadowed = fail_on_shadowed
         self.check_mode = check_mode

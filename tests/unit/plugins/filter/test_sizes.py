@@ -30,7 +30,7 @@ FACTS = {
 
 
 def test_filter_names():
-    assert sorted(FILTERS) == ['human_size', 'shm_settings', 'to_bytes', 'to_pages']
+    assert sorted(FILTERS) == ['human_size', 'kernel_profile', 'shm_settings', 'to_bytes', 'to_pages']
 
 
 def test_to_bytes_human_size_to_pages():
@@ -103,3 +103,14 @@ def test_shm_settings_freebsd_and_sunos_facts():
     result = FILTERS['shm_settings'](sunos, 'oracle', '20G')
     assert result['project_attributes']['project.max-shm-memory'] == '(privileged,21474836480,deny)'
     assert result['kernel_params'] == {}
+
+
+def test_kernel_profile_carries_comparison_and_source():
+    oracle = FILTERS['kernel_profile']('oracle')
+    assert oracle['kernel.sem'] == {'value': '250 32000 100 128', 'comparison': 'minimum',
+                                    'source': oracle['kernel.sem']['source']}
+    assert 'Oracle Database Installation Guide' in oracle['kernel.sem']['source']
+    assert oracle['net.ipv4.ip_local_port_range']['comparison'] == 'exact'
+    # shmmni, shmmax and shmall belong to the shared_memory role: one owner per key
+    assert not [key for key in oracle if key.startswith('kernel.shm')]
+    assert FILTERS['kernel_profile']('oracle', 'SunOS') == {}

@@ -83,7 +83,7 @@ def test_check_mode_changes_nothing_and_reports_drift(root, run_module):
     # live fine, and no file sets it: the kernel's built-in SHMMNI (4096) applies at boot
     assert by_name['kernel.shmmni']['status'] == 'ok'
     assert by_name['kernel.shmmni']['persisted'] == '4096'
-    assert "kernel's built-in value" in by_name['kernel.shmmni']['detail']
+    assert "built-in boot value" in by_name['kernel.shmmni']['detail']
     assert by_name['kernel.panic_on_oops']['status'] == 'drift'
     assert by_name['kernel.panic_on_oops']['persisted'] == '0'
     assert by_name['net.ipv4.ip_local_port_range']['live'] == '32768 60999'

@@ -1,0 +1,163 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""One desired state per host: compiled profiles, one owner per key, the merge rule and refusal."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+
+import pytest
+
+from ansible_collections.dbhost.tuning.plugins.module_utils import _desired as desired
+from ansible_collections.dbhost.tuning.plugins.module_utils._result import InputError
+
+GIB = 1024 ** 3
+HUGE_2M = 2 * 1024 * 1024
+
+
+def facts(ram):
+    return {'system': 'Linux', 'memory': {'total_bytes': ram, 'page_size': 4096, 'hugepage_default_bytes': HUGE_2M},
+            'hugepages': {HUGE_2M: {'total': 0}}, 'mounts': []}
+
+
+@pytest.fixture
+def root(tmp_path):
+    os.makedirs(str(tmp_path / 'etc'))
+    (tmp_path / 'etc' / 'passwd').write_text(u'oracle:x:54321:54322::/home/oracle:/bin/sh\n'
+                                             u'postgres:x:110:118::/var/lib/postgresql:/bin/sh\n'
+                                             u'mysql:x:111:119::/var/lib/mysql:/bin/false\n')
+    (tmp_path / 'etc' / 'group').write_text(u'dba:x:54322:\n')
+    return str(tmp_path)
+
+
+def inputs(root, engine, size='40%', **extra):
+    shm = {'shared_memory_engine': engine, 'shared_memory_size': size, 'shared_memory_root': root,
+           'shared_memory_user': ''}
+    shm.update(extra.pop('shared_memory', {}))
+    kernel = {'kernel_params_profile': engine, 'kernel_params_mode': 'minimum', 'kernel_params_root': root}
+    kernel.update(extra.pop('kernel_params', {}))
+    return {'kernel_params': kernel, 'shared_memory': shm}
+
+
+def by_key(state):
+    return dict(((r['kind'], r['key']), r) for r in state.records)
+
+
+# Worked by hand from the vendors' rules (see _sizing.py): 40 % of RAM as shared memory, 2M huge pages,
+# a 1 % margin rounded up; shmmax = max(RAM/2, segment); shmall = ceil(max(shmmax, pool) / 4096);
+# Oracle memlock = max(90 % of RAM in KB, pool in KB).
+@pytest.mark.parametrize('engine, ram, pages, shmmax, memlock, user', [
+    ('oracle', 64 * GIB, 13240, 32 * GIB, 60397977, 'oracle'),
+    ('oracle', 1024 * GIB, 211814, 512 * GIB, 966367641, 'oracle'),
+    ('postgresql', 64 * GIB, 13240, 32 * GIB, 13240 * 2048, 'postgres'),
+    ('postgresql', 1024 * GIB, 211814, 512 * GIB, 211814 * 2048, 'postgres'),
+    ('mysql', 64 * GIB, 13240, 32 * GIB, 'unlimited', 'mysql'),
+    ('mysql', 1024 * GIB, 211814, 512 * GIB, 'unlimited', 'mysql'),
+])
+def test_compiled_state_per_engine(root, engine, ram, pages, shmmax, memlock, user):
+    state = desired.compile_state(['kernel_params', 'shared_memory'], inputs(root, engine), facts(ram))
+    records = by_key(state)
+    assert records[('hugepages', 'vm.nr_hugepages')]['desired'] == pages
+    assert records[('hugepages', 'vm.nr_hugepages')]['comparison'] == 'minimum'
+    assert records[('sysctl', 'kernel.shmmax')] == dict(records[('sysctl', 'kernel.shmmax')], desired=str(shmmax),
+                                                        comparison='minimum', owner='shared_memory')
+    assert records[('sysctl', 'kernel.shmmni')]['owner'] == 'shared_memory'
+    assert records[('sysctl', 'vm.hugetlb_shm_group')]['comparison'] == 'exact'
+    assert records[('limits', '%s soft memlock' % user)]['desired'] == str(memlock)
+    assert records[('limits', '%s hard memlock' % user)]['comparison'] == 'minimum'
+    # every record names its source
+    assert all(r['source'] for r in state.records)
+    # one owner per key
+    keys = [(r['kind'], r['key']) for r in state.records]
+    assert len(keys) == len(set(keys))
+    profile = [r for r in state.records if r['owner'] == 'kernel_params']
+    if engine == 'oracle':
+        assert records[('sysctl', 'kernel.sem')]['comparison'] == 'minimum'
+        assert records[('sysctl', 'net.ipv4.ip_local_port_range')]['comparison'] == 'exact'
+    elif engine == 'postgresql':
+        assert [r['key'] for r in profile] == ['vm.overcommit_memory']
+    else:
+        assert [r['key'] for r in profile] == ['fs.aio-max-nr']
+    # the sysctl calls carry exactly the keys their role owns
+    calls = dict((c.owner, c.kwargs) for c in state.calls if c.kind == 'sysctl')
+    assert set(calls['shared_memory']['params']) == {'kernel.shmmax', 'kernel.shmall', 'kernel.shmmni',
+                                                     'vm.hugetlb_shm_group'}
+    assert not set(calls['shared_memory']['params']) & set(calls['kernel_params']['params'])
+
+
+def test_two_minimums_merge_to_the_stricter_in_its_owners_file(root):
+    state = desired.compile_state(['kernel_params', 'shared_memory'], inputs(
+        root, 'oracle', kernel_params={'kernel_params_settings': {'kernel.shmmni': 32768}}), facts(64 * GIB))
+    record = by_key(state)[('sysctl', 'kernel.shmmni')]
+    assert record['desired'] == '32768' and record['owner'] == 'kernel_params'
+    assert 'stricter minimum wins' in record['source']
+    calls = dict((c.owner, c.kwargs) for c in state.calls if c.kind == 'sysctl')
+    assert calls['kernel_params']['params']['kernel.shmmni'] == '32768'
+    assert 'kernel.shmmni' not in calls['shared_memory']['params']
+
+
+def test_the_weaker_minimum_stays_with_the_first_owner(root):
+    state = desired.compile_state(['kernel_params', 'shared_memory'], inputs(
+        root, 'oracle', kernel_params={'kernel_params_settings': {'kernel.shmmni': 100}}), facts(64 * GIB))
+    record = by_key(state)[('sysctl', 'kernel.shmmni')]
+    assert record['desired'] == '4096' and record['owner'] == 'shared_memory'
+    calls = dict((c.owner, c.kwargs) for c in state.calls if c.kind == 'sysctl')
+    assert 'kernel.shmmni' not in calls['kernel_params']['params']
+
+
+def test_two_different_exact_values_are_refused_naming_both_roles(root):
+    with pytest.raises(InputError) as error:
+        desired.compile_state(['kernel_params', 'shared_memory'], inputs(
+            root, 'oracle', kernel_params={'kernel_params_settings': {'vm.hugetlb_shm_group': 1000}}), facts(64 * GIB))
+    message = str(error.value)
+    assert 'vm.hugetlb_shm_group' in message and 'kernel_params' in message and 'shared_memory' in message
+
+
+def test_a_pool_planned_as_a_sysctl_by_another_role_is_refused(root):
+    with pytest.raises(InputError) as error:
+        desired.compile_state(['kernel_params', 'shared_memory'], inputs(
+            root, 'oracle', kernel_params={'kernel_params_settings': {'vm.nr_hugepages': 10}}), facts(64 * GIB))
+    assert 'two kinds' in str(error.value) and 'vm.nr_hugepages' in str(error.value)
+
+
+def test_memlock_user_follows_the_engine_and_must_exist(root):
+    with pytest.raises(InputError) as error:
+        desired.compile_state(['shared_memory'], inputs(root, 'oracle', shared_memory={'shared_memory_user': 'nobody'}),
+                              facts(64 * GIB))
+    assert 'shared_memory_user' in str(error.value) and 'nobody' in str(error.value)
+
+
+@pytest.mark.parametrize('bad, name', [
+    ({'shared_memory': {'shared_memory_size': None}}, 'shared_memory_size'),
+    ({'shared_memory': {'shared_memory_engine': 'db2'}}, 'shared_memory_engine'),
+    ({'shared_memory': {'shared_memory_comparison': 'most'}}, 'shared_memory_comparison'),
+    ({'kernel_params': {'kernel_params_profile': 'sybase'}}, 'kernel_params_profile'),
+    ({'kernel_params': {'kernel_params_mode': 'loose'}}, 'kernel_params_mode'),
+])
+def test_bad_role_variables_are_named(root, bad, name):
+    with pytest.raises(InputError) as error:
+        desired.compile_state(['kernel_params', 'shared_memory'], inputs(root, 'oracle', **bad), facts(64 * GIB))
+    assert name in str(error.value)
+
+
+def test_block_queue_devices_split_by_kind():
+    devices = desired.block_queue_devices({'block_queue_devices': [{'name': ['sd*']}, {'name': 'nvme0n1', 'rotational': False},
+                                                                   {'name': 'vdb', 'defaults': False,
+                                                                    'attributes': {'nr_requests': 64}}]})
+    assert devices == [
+        {'name': ['sd*'], 'rotational': False, 'attributes': {'rq_affinity': 1, 'read_ahead_kb': 128, 'scheduler': 'none'}},
+        {'name': ['sd*'], 'rotational': True,
+         'attributes': {'rq_affinity': 1, 'read_ahead_kb': 128, 'scheduler': 'mq-deadline'}},
+        {'name': 'nvme0n1', 'rotational': False, 'attributes': {'rq_affinity': 1, 'read_ahead_kb': 128, 'scheduler': 'none'}},
+        {'name': 'vdb', 'attributes': {'nr_requests': 64}},
+    ]
+
+
+def test_default_roles_follow_the_inputs():
+    assert desired.default_roles({}) == ['kernel_params']
+    assert desired.default_roles({'shared_memory': {'shared_memory_size': '40%'},
+                                  'block_queue': {'block_queue_devices': [{'name': 'sd*'}]},
+                                  'processor_sets': {'processor_sets_cpus': '0-3'}}) == [
+        'kernel_params', 'shared_memory', 'block_queue', 'processor_sets']

@@ -1,0 +1,126 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""host_state on fake hosts: the whole desired state in one call, minimums never lowered."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import hashlib
+import os
+
+import pytest
+
+from ansible_collections.dbhost.tuning.plugins.module_utils import _platform
+from ansible_collections.dbhost.tuning.plugins.module_utils._host_state import HostState
+
+GIB = 1024 ** 3
+ULONG = '18446744073692774399'
+FACTS = {'system': 'Linux', 'memory': {'total_bytes': 64 * GIB, 'page_size': 4096, 'hugepage_default_bytes': 2097152},
+         'hugepages': {2097152: {}}, 'mounts': []}
+
+
+@pytest.fixture(autouse=True)
+def linux(monkeypatch):
+    monkeypatch.setattr(_platform, 'system', lambda: 'Linux')
+
+
+def put(root, path, text):
+    local = os.path.join(root, path.lstrip('/'))
+    if not os.path.isdir(os.path.dirname(local)):
+        os.makedirs(os.path.dirname(local))
+    with open(local, 'w') as handle:
+        handle.write(text)
+
+
+def digest(root):
+    hashed = hashlib.sha256()
+    for folder, dirs, names in sorted(os.walk(root)):
+        dirs.sort()
+        for name in sorted(names):
+            path = os.path.join(folder, name)
+            hashed.update(path.encode())
+            with open(path, 'rb') as handle:
+                hashed.update(handle.read())
+    return hashed.hexdigest()
+
+
+@pytest.fixture
+def generous_host(tmp_path):
+    """A host whose limits are all above what Oracle asks for a 40 % SGA on 64 GB."""
+    root = str(tmp_path)
+    put(root, '/etc/passwd', 'oracle:x:54321:54322::/home/oracle:/bin/sh\n')
+    put(root, '/etc/group', 'dba:x:54322:\n')
+    for key, value in (('kernel/shmmax', ULONG), ('kernel/shmall', ULONG), ('kernel/shmmni', '32768'),
+                       ('vm/hugetlb_shm_group', '54322'), ('vm/nr_hugepages', '30000')):
+        put(root, '/proc/sys/' + key, value + '\n')
+    put(root, '/proc/meminfo', 'MemTotal:       67108864 kB\nMemFree:        20000000 kB\nHugepagesize:       2048 kB\n')
+    put(root, '/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages', '30000\n')
+    put(root, '/etc/sysctl.d/80-local.conf', 'vm.nr_hugepages = 30000\nvm.hugetlb_shm_group = 54322\n'
+                                             'kernel.shmmni = 32768\n')
+    put(root, '/etc/security/limits.conf', 'oracle - memlock unlimited\n')
+    os.makedirs(os.path.join(root, 'etc', 'security', 'limits.d'))
+    return root
+
+
+def shared_memory_inputs(root, **extra):
+    values = {'shared_memory_engine': 'oracle', 'shared_memory_size': '40%', 'shared_memory_root': root,
+              'shared_memory_group': 'dba', 'shared_memory_transparent_hugepage': ''}
+    values.update(extra)
+    return {'shared_memory': values}
+
+
+def run(root, roles, inputs, check_mode=False):
+    host = HostState(roles, inputs, check_mode=check_mode, facts_reader=lambda r, subsets: dict(FACTS))
+    result = host.run()
+    return host, result, host.output(result)
+
+
+def test_nothing_is_lowered_and_every_record_is_ok(generous_host):
+    before = digest(generous_host)
+    host, result, output = run(generous_host, ['shared_memory'], shared_memory_inputs(generous_host))
+    statuses = dict((s['name'], (s['status'], s['comparison'])) for s in output['settings'])
+    assert statuses == {
+        'kernel.shmall': ('ok', 'minimum'), 'kernel.shmmax': ('ok', 'minimum'), 'kernel.shmmni': ('ok', 'minimum'),
+        'vm.hugetlb_shm_group': ('ok', 'exact'), 'hugepages-2048kB': ('ok', 'minimum'),
+        'oracle soft memlock': ('ok', 'minimum'), 'oracle hard memlock': ('ok', 'minimum')}
+    assert output['changed'] is False and host.failure_message(result) is None
+    assert digest(generous_host) == before   # not one byte written: no file lowers anything
+    live = dict((s['name'], s['live']) for s in output['settings'])
+    assert live['kernel.shmmax'] == ULONG and live['hugepages-2048kB'] == 30000
+    assert set(s['owner'] for s in output['settings']) == {'shared_memory'}
+
+
+def test_exact_is_there_for_those_who_want_the_pool_shrunk(generous_host):
+    inputs = shared_memory_inputs(generous_host, shared_memory_hugepages_comparison='exact')
+    host, result, output = run(generous_host, ['shared_memory'], inputs, check_mode=True)
+    pool = [s for s in output['settings'] if s['name'] == 'hugepages-2048kB'][0]
+    assert pool['status'] == 'drift' and pool['comparison'] == 'exact' and pool['desired'] == 13240
+
+
+def test_bad_input_in_a_later_plan_touches_nothing(generous_host):
+    put(generous_host, '/proc/sys/fs/aio-max-nr', '65536\n')
+    before = digest(generous_host)
+    inputs = shared_memory_inputs(generous_host)
+    inputs['kernel_params'] = {'kernel_params_profile': 'mysql', 'kernel_params_root': generous_host}
+    inputs['block_queue'] = {'block_queue_devices': [{'name': 'sd*'}], 'block_queue_root': generous_host,
+                             'block_queue_workload': 'batch'}
+    with pytest.raises(Exception) as error:
+        run(generous_host, ['kernel_params', 'shared_memory', 'block_queue'], inputs)
+    assert 'block_queue_workload' in str(error.value)
+    assert digest(generous_host) == before
+
+
+def test_one_call_checks_two_roles_and_reports_each(generous_host):
+    put(generous_host, '/proc/sys/fs/aio-max-nr', '65536\n')
+    inputs = shared_memory_inputs(generous_host)
+    inputs['kernel_params'] = {'kernel_params_profile': 'mysql', 'kernel_params_root': generous_host}
+    before = digest(generous_host)
+    host, result, output = run(generous_host, ['kernel_params', 'shared_memory'], inputs, check_mode=True)
+    assert digest(generous_host) == before
+    aio = [s for s in output['settings'] if s['name'] == 'fs.aio-max-nr'][0]
+    assert aio['status'] == 'drift' and aio['owner'] == 'kernel_params' and aio['comparison'] == 'minimum'
+    assert output['roles']['kernel_params']['changed'] is True
+    assert output['roles']['shared_memory']['changed'] is False
+    assert [p['kind'] for p in output['plans']] == ['sysctl', 'sysctl', 'hugepages', 'limits']
+    assert len(output['desired_state']) == len(output['settings'])

@@ -10,8 +10,10 @@ key to ignore failures, keys with ``.`` or ``/`` separators, and glob patterns. 
 named ``*.conf`` are read from the folders in SEARCH_DIRS; a name in an earlier folder
 masks the same name in a later one (a link to /dev/null disables it); files then apply
 in lexical order of their names, later assignments win, and an exact key always wins
-over a glob.  /etc/sysctl.conf is applied last, as ``sysctl --system`` does, unless a
-sysctl.d entry already links to it (Debian's 99-sysctl.conf).
+over a glob.  systemd-sysctl reads /etc/sysctl.conf only through a sysctl.d entry that
+links to it (Debian 12's 99-sysctl.conf; Debian 13 ships none), in that entry's place in
+the order.  Where systemd does not apply sysctl at boot (no systemd as init), the boot
+scripts run ``sysctl --system``, which applies /etc/sysctl.conf last.
 
 Pure Python: unit-tested without an Ansible runtime.
 """
@@ -194,11 +196,25 @@ def _real(root, path):
     return os.path.normpath(path)
 
 
+def systemd_applies_sysctl(root='/'):
+    """Whether systemd-sysctl applies sysctl at boot: on the running system, when it was
+    booted with systemd (/run/systemd/system, as sd_booted() checks); under another root,
+    when that system's init is systemd."""
+    if os.path.normpath(root or '/') == '/':
+        return os.path.isdir('/run/systemd/system')
+    for init in ('/sbin/init', '/usr/sbin/init'):
+        local = _under_root(root, init)
+        if os.path.islink(local) and os.path.basename(os.readlink(local)) == 'systemd':
+            return True
+    return False
+
+
 def boot_files(root='/', extra=None):
     """The files read at boot, in the order they apply: [(path as on the system, local path)].
 
     ``extra`` is a path (as on the system) to include even if it does not exist yet
-    (the file we are about to write).
+    (the file we are about to write).  /etc/sysctl.conf itself comes last only where
+    systemd does not apply sysctl at boot; systemd-sysctl reads it only through a link.
     """
     chosen = {}
     for folder in SEARCH_DIRS:
@@ -219,7 +235,8 @@ def boot_files(root='/', extra=None):
         seen.add(real)
         result.append((shown, local))
     conf_local = _under_root(root, SYSCTL_CONF)
-    if os.path.normpath(conf_local) not in seen and (os.path.exists(conf_local) or extra == SYSCTL_CONF):
+    if os.path.normpath(conf_local) not in seen and (os.path.exists(conf_local) or extra == SYSCTL_CONF) \
+            and not systemd_applies_sysctl(root):
         result.append((SYSCTL_CONF, conf_local))
     return result
 

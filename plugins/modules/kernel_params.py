@@ -19,9 +19,13 @@ description:
     lost at reboot shows as drift.
   - On Linux, live values are read from and written to C(/proc/sys); only keys that differ are written.
     The persisted value is the one that wins across the whole systemd-sysctl search path
-    (C(/etc/sysctl.d), C(/run/sysctl.d), C(/usr/local/lib/sysctl.d), C(/usr/lib/sysctl.d), C(/lib/sysctl.d),
-    then C(/etc/sysctl.conf)); a file of the same name in an earlier folder masks a later one, files
-    apply in lexical order of their names, and later assignments win.
+    (C(/etc/sysctl.d), C(/run/sysctl.d), C(/usr/local/lib/sysctl.d), C(/usr/lib/sysctl.d), C(/lib/sysctl.d));
+    a file of the same name in an earlier folder masks a later one, files apply in lexical order of their
+    names, and later assignments win. systemd-sysctl reads C(/etc/sysctl.conf) only through a link in
+    those folders (Debian 12's C(99-sysctl.conf); Debian 13 ships none), in the link's place; on a host
+    that does not boot with systemd, C(/etc/sysctl.conf) applies last, as C(sysctl --system) applies it.
+    The persisted value is the boot one; a C(sysctl --system) run by hand on a systemd host also applies
+    C(/etc/sysctl.conf) once more, last, so a key that file sets gets its value until the next boot.
     When another file wins over ours with another value, the record says C(shadowed) and names that file.
   - On FreeBSD, live values go through C(sysctl) and are persisted in C(/etc/sysctl.conf).
   - On SunOS, values are persisted as C(set module:variable=value) lines in C(/etc/system); they apply at the

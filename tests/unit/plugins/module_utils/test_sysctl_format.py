@@ -157,6 +157,39 @@ def test_sysctl_conf_applies_last_unless_linked(tmp_path):
     assert _winner(root, 'vm.swappiness') == ('5', '/etc/sysctl.d/99-zz.conf')
 
 
+def _systemd_init(root):
+    os.makedirs(os.path.join(root, 'sbin'))
+    os.symlink('/lib/systemd/systemd', os.path.join(root, 'sbin', 'init'))
+
+
+def test_systemd_reads_sysctl_conf_only_through_a_link(tmp_path):
+    """systemd-sysctl never reads /etc/sysctl.conf itself (Debian 13 ships no 99-sysctl.conf
+    link): there the boot value of a key it sets is another file's, or the kernel's."""
+    root = str(tmp_path)
+    _systemd_init(root)
+    assert sysctl.systemd_applies_sysctl(root)
+    _write(root, '/etc/sysctl.d/90-dbhost-tuning.conf', 'vm.swappiness = 10\n')
+    _write(root, '/etc/sysctl.conf', 'vm.swappiness = 1\nkernel.msgmni = 2048\n')
+    assert _winner(root, 'vm.swappiness') == ('10', '/etc/sysctl.d/90-dbhost-tuning.conf')
+    assert _winner(root, 'kernel.msgmni') == (None, None)
+    assert [shown for shown, local in sysctl.boot_files(root)] == ['/etc/sysctl.d/90-dbhost-tuning.conf']
+    # Debian 12's link: read once, in its place in the order (after 90-, before a later name).
+    os.symlink('../sysctl.conf', os.path.join(root, 'etc', 'sysctl.d', '99-sysctl.conf'))
+    _write(root, '/etc/sysctl.d/99-zz-late.conf', 'kernel.msgmni = 8192\n')
+    assert _winner(root, 'vm.swappiness') == ('1', '/etc/sysctl.d/99-sysctl.conf')
+    assert _winner(root, 'kernel.msgmni') == ('8192', '/etc/sysctl.d/99-zz-late.conf')
+
+
+def test_without_systemd_sysctl_conf_applies_last(tmp_path):
+    root = str(tmp_path)
+    os.makedirs(os.path.join(root, 'sbin'))
+    os.symlink('/bin/busybox', os.path.join(root, 'sbin', 'init'))
+    assert not sysctl.systemd_applies_sysctl(root)
+    _write(root, '/etc/sysctl.d/90-dbhost-tuning.conf', 'vm.swappiness = 10\n')
+    _write(root, '/etc/sysctl.conf', 'vm.swappiness = 1\n')
+    assert _winner(root, 'vm.swappiness') == ('1', '/etc/sysctl.conf')
+
+
 def test_exact_key_beats_glob_wherever_it_is(tmp_path):
     root = str(tmp_path)
     _write(root, '/etc/sysctl.d/10-exact.conf', 'net.ipv4.conf.all.rp_filter = 1\n')

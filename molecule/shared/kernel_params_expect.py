@@ -58,6 +58,21 @@ def expected_value(key, before, desired, mode):
     return ' '.join(str(max(int(h), int(w))) for h, w in zip(have, want))
 
 
+def meets_minimum(key, have, want):
+    """``have`` meets the minimum ``want`` (field by field for kernel.sem)."""
+    have, want = normalize(have).split(), normalize(want).split()
+    if len(have) != len(want) or (len(want) > 1 and key not in FIELDWISE_KEYS):
+        return have == want
+    return all(int(h) >= int(w) for h, w in zip(have, want))
+
+
+def persisted_keys(settings, profile_data):
+    """The keys the role writes: all but the minimums the boot value already meets."""
+    boot = profile_data.get('boot_defaults', {})
+    return sorted(key for key, want in settings.items()
+                  if not (profile_data['mode'] == 'minimum' and key in boot and meets_minimum(key, boot[key], want)))
+
+
 def read_before(host):
     return json.loads(host.file(BEFORE).content_string)
 

@@ -87,7 +87,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils._result import CLEAN
 
 REPORT_FORMAT_VERSION = 1
 GATE_TAG = 'dbhost_drift_gate'
-RECORD_KEYS = ('name', 'target', 'desired', 'live', 'persisted', 'status', 'detail', 'comparison')
+RECORD_KEYS = ('name', 'target', 'desired', 'live', 'persisted', 'status', 'detail', 'comparison', 'owner', 'kind')
 FILE_NAMES = {'json': 'drift.json', 'junit': 'drift.xml', 'markdown': 'drift.md'}
 
 CLEAN = 'clean'

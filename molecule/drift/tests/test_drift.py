@@ -43,9 +43,9 @@ PFILE = '/u01/app/oracle/product/19.0.0/dbhome_1/dbs/initorcl.ora'
 SERVICE = 'dbhost-cpubound.service'
 DROPIN = '/etc/systemd/system/%s.d/90-dbhost-tuning-cpus.conf' % SERVICE
 CLEAN_STATUSES = ('ok', 'unsupported')
-# A drift check runs every role; each reports through its own modules.
-MODULES = ('kernel_params', 'resource_limits', 'sysfs_attr', 'block_queue', 'mount_options', 'db_parameter',
-           'processor_set')
+# A drift check is one host_state call per host; every record names the role that owns it.
+MODULES = ('host_state',)
+OWNERS = ('kernel_params', 'shared_memory', 'block_queue', 'direct_io', 'processor_sets')
 
 
 def _key_list(name):
@@ -76,9 +76,9 @@ def expected_records(loop):
 
 
 def expected_drift(loop):
-    """(name, target) of the records the hand-made drift touches: kernel.shmmni is managed by
-    kernel_params (the oracle profile) and by shared_memory, each in its own file."""
-    return sorted([('kernel.shmmni', KERNEL_PARAMS_FILE), ('kernel.shmmni', SHM_FILE),
+    """(name, target) of the records the hand-made drift touches: kernel.shmmni has one owner
+    (shared_memory) and one record."""
+    return sorted([('kernel.shmmni', SHM_FILE),
                    ('%s/queue/rq_affinity' % loop, RULES), ('noatime', MOUNT), ('filesystemio_options', PFILE)])
 
 
@@ -221,6 +221,9 @@ def test_tuned_host_reports_every_role_and_nothing_else(runs, loop):
     records = records_of(runs['clean'])
     assert pairs(records) == expected_records(loop)
     assert sorted(set(record['module'] for record in records)) == sorted('dbhost.tuning.' + name for name in MODULES)
+    assert sorted(set(record['owner'] for record in records)) == sorted(OWNERS)
+    # one owner per key: no (name, target) twice, no name in two files
+    assert len(set(record['name'] for record in records)) == len(records)
 
 
 def test_tuned_host_no_host_global_key_managed(runs):
@@ -260,9 +263,10 @@ def test_drift_json_names_exactly_the_drifted_settings(runs, loop):
 
 def test_drift_json_values(runs, loop):
     by_pair = dict(((record['name'], record['target']), record) for record in records_of(runs['drifted']))
-    for target in (KERNEL_PARAMS_FILE, SHM_FILE):
-        record = by_pair[('kernel.shmmni', target)]
-        assert (record['desired'], record['live'], record['persisted']) == ('4096', '1024', '4096'), record
+    # a minimum: the kernel's built-in 4096 meets it at boot, the live 1024 does not
+    record = by_pair[('kernel.shmmni', SHM_FILE)]
+    assert (record['desired'], record['live'], record['persisted'], record['comparison']) == (
+        '4096', '1024', '4096', 'minimum'), record
     record = by_pair[('%s/queue/rq_affinity' % loop, RULES)]
     assert (str(record['desired']), str(record['persisted'])) == ('1', '2'), record
     # 1 as tuned, or 2 when udev already applied the edited rule (see drifted_state).

@@ -50,7 +50,8 @@ def test_read_only_keys_untouched(live, before):
 
 def test_persisted_file(host, expected):
     persisted = host.file(PROFILE['file'])
-    lines = [PROFILE['header']] + ['%s = %s' % (key, expected[key]) for key in sorted(expected)]
+    written = expect.persisted_keys(SETTINGS, PROFILE)
+    lines = [PROFILE['header']] + ['%s = %s' % (key, expected[key]) for key in written]
     assert persisted.content_string == '\n'.join(lines) + '\n'
     assert (persisted.user, persisted.group, persisted.mode) == ('root', 'root', 0o644)
 
@@ -64,4 +65,9 @@ def test_no_stray_files_in_sysctl_d(host, before):
 def test_boot_loads_our_values(host, expected):
     """What systemd-sysctl applies at the next boot is what the role set."""
     at_boot = expect.boot_values(host)
-    assert dict((key, at_boot.get(key)) for key in expected) == expected
+    written = expect.persisted_keys(SETTINGS, PROFILE)
+    assert dict((key, at_boot.get(key)) for key in written) == dict((key, expected[key]) for key in written)
+    # the others boot with a built-in value that already meets the minimum: no file sets them
+    for key in set(expected) - set(written):
+        assert at_boot.get(key) is None
+        assert expect.meets_minimum(key, PROFILE['boot_defaults'][key], SETTINGS[key])

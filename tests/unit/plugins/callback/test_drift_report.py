@@ -150,7 +150,7 @@ def test_records_carry_task_module_and_item(tmp_path):
         'name': 'kernel.sem', 'target': '/etc/sysctl.d/90-dbhost-tuning.conf', 'desired': '250 32000 100 128',
         'live': '32000 1024000000 500 32000', 'persisted': '250 32000 100 128', 'status': 'drift',
         'detail': 'would set the live value', 'task': 'Set kernel parameters', 'module': 'dbhost.tuning.kernel_params',
-        'comparison': None,
+        'comparison': None, 'owner': None, 'kind': None,
     }
     assert 'item' not in sem
 

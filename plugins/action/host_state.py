@@ -13,16 +13,6 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-DOCUMENTATION = r'''
----
-name: host_state
-short_description: Fills the host_state module's inputs from the roles' variables
-description:
-  - See M(dbhost.tuning.host_state).
-author:
-  - dbhost.tuning contributors (!UNKNOWN)
-'''
-
 import os
 
 import yaml

@@ -11,7 +11,7 @@ DOCUMENTATION = r'''
 ---
 module: host_state
 short_description: Check or apply a database host's whole desired state in one call
-version_added: 1.1.0
+version_added: 0.2.0
 description:
   - Compiles the variables of the collection's roles (C(kernel_params_*), C(shared_memory_*), C(block_queue_*),
     C(direct_io_*), C(processor_sets_*), as each role's README documents them) into one desired state for the

@@ -22,6 +22,7 @@ import re
 from ansible_collections.dbhost.tuning.plugins.module_utils import _platform as platforms
 from ansible_collections.dbhost.tuning.plugins.module_utils import _sysfs as sysfs
 from ansible_collections.dbhost.tuning.plugins.module_utils import _udev as udev
+from ansible_collections.dbhost.tuning.plugins.module_utils import _validate as validate
 from ansible_collections.dbhost.tuning.plugins.module_utils._files import FileChange, PathError, read_text, rooted
 from ansible_collections.dbhost.tuning.plugins.module_utils._result import (
     FAILED, Result, Setting, decide_status)
@@ -382,7 +383,7 @@ class BlockQueue(object):
         self.apply_live = apply
         self.persist = persist
         self.file = file or DEFAULT_FILE
-        self.root = root or '/'
+        self.root = validate.check_root(root)
         self.allow_empty = allow_empty
         self.reload = reload
         self.trigger = trigger

@@ -26,6 +26,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils import _mycnf as myc
 from ansible_collections.dbhost.tuning.plugins.module_utils import _oracle_pfile as pfile
 from ansible_collections.dbhost.tuning.plugins.module_utils import _platform as platforms
 from ansible_collections.dbhost.tuning.plugins.module_utils import _postgresql_conf as pgconf
+from ansible_collections.dbhost.tuning.plugins.module_utils import _validate as validate
 from ansible_collections.dbhost.tuning.plugins.module_utils._files import FileChange, PathError, read_text, rooted
 from ansible_collections.dbhost.tuning.plugins.module_utils._result import (
     FAILED, PENDING_RESTART, UNSUPPORTED, Result, Setting, decide_status)
@@ -639,7 +640,7 @@ class DbParameter(object):
         self.raw_params = params
         self.path = path
         self.backup = backup
-        self.root = root or '/'
+        self.root = validate.check_root(root)
         self.oracle_home = oracle_home
         self.oracle_sid = oracle_sid
         self.sid = sid or '*'

@@ -17,6 +17,8 @@ import re
 from ansible_collections.dbhost.tuning.plugins.module_utils import _numa as numa
 from ansible_collections.dbhost.tuning.plugins.module_utils import _platform as platforms
 from ansible_collections.dbhost.tuning.plugins.module_utils import _sysfs as sysfs
+from ansible_collections.dbhost.tuning.plugins.module_utils import _validate as validate
+from ansible_collections.dbhost.tuning.plugins.module_utils._result import InputError
 
 SUBSETS = ('memory', 'hugepages', 'numa', 'transparent_hugepage', 'shm', 'block_devices', 'mounts', 'cpusets')
 SHM_KEYS = ('kernel.shmmax', 'kernel.shmall', 'kernel.shmmni', 'kernel.sem', 'vm.nr_hugepages',
@@ -284,18 +286,24 @@ def freebsd_facts(root, runner, subsets):
 
 
 def gather(root='/', subsets=None, runner=None, system_name=None):
-    """Return the ``dbhost`` facts dict for the chosen subsets."""
+    """Return the ``dbhost`` facts dict for the chosen subsets.
+
+    Raises InputError for a root that is not an existing folder (relative, missing, a
+    file: facts read from nothing would look like an empty host) and for a kernel file
+    that is not in the kernel's format (numa.KernelFileError, naming the file).
+    """
+    root = validate.check_root(root)
     subsets = list(subsets or SUBSETS)
     unknown = [s for s in subsets if s not in SUBSETS]
     if unknown:
-        raise ValueError('unknown subset(s): %s (known: %s)' % (', '.join(unknown), ', '.join(SUBSETS)))
+        raise InputError('subset: unknown subset(s): %s (known: %s)' % (', '.join(unknown), ', '.join(SUBSETS)))
     name = system_name or platforms.system()
     facts = {'system': name}
     if name == platforms.LINUX:
         for subset in subsets:
-            facts[subset] = LINUX_READERS[subset](root or '/')
+            facts[subset] = LINUX_READERS[subset](root)
     elif name == platforms.SUNOS:
-        facts.update(sunos_facts(root or '/', runner, subsets))
+        facts.update(sunos_facts(root, runner, subsets))
     elif name == platforms.FREEBSD:
-        facts.update(freebsd_facts(root or '/', runner, subsets))
+        facts.update(freebsd_facts(root, runner, subsets))
     return facts

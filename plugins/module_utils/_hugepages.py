@@ -33,6 +33,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils import _compare as c
 from ansible_collections.dbhost.tuning.plugins.module_utils import _platform as platforms
 from ansible_collections.dbhost.tuning.plugins.module_utils import _sysctl as sysctl
 from ansible_collections.dbhost.tuning.plugins.module_utils import _tmpfiles as tmpfiles
+from ansible_collections.dbhost.tuning.plugins.module_utils import _validate as validate
 from ansible_collections.dbhost.tuning.plugins.module_utils._files import FileChange, PathError, read_text, rooted
 from ansible_collections.dbhost.tuning.plugins.module_utils._result import (
     FAILED, UNSUPPORTED, Result, Setting, decide_status)
@@ -149,7 +150,7 @@ class HugePages(object):
         self.persist = persist
         self.sysctl_file = sysctl_file or DEFAULT_SYSCTL_FILE
         self.tmpfiles_file = tmpfiles_file or DEFAULT_TMPFILES_FILE
-        self.root = root or '/'
+        self.root = validate.check_root(root)
         self.backup = backup
         self.fail_on_shadowed = fail_on_shadowed
         self.check_mode = check_mode

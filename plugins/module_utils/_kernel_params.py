@@ -19,6 +19,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils import _compare as c
 from ansible_collections.dbhost.tuning.plugins.module_utils import _etc_system as etc_system
 from ansible_collections.dbhost.tuning.plugins.module_utils import _platform as platforms
 from ansible_collections.dbhost.tuning.plugins.module_utils import _sysctl as sysctl
+from ansible_collections.dbhost.tuning.plugins.module_utils import _sysctl_keys as sysctl_keys
 from ansible_collections.dbhost.tuning.plugins.module_utils import _validate as validate
 from ansible_collections.dbhost.tuning.plugins.module_utils._files import FileChange, PathError, read_text, rooted
 from ansible_collections.dbhost.tuning.plugins.module_utils._result import (
@@ -387,9 +388,15 @@ class KernelParams(object):
                 text = _format_value(value)
                 if '\n' in text or '\r' in text:
                     raise InputError('params %r: the value contains a newline' % (name,))
+                validate.check_text(text, 'params %r' % (name,))
                 if not text.strip():
                     raise InputError('params %r: the value is empty' % (name,))
                 desired[key] = self.backend.normalize(text)
+                # Known keys are checked whether or not the live kernel can be read.
+                try:
+                    sysctl_keys.check(key, desired[key])
+                except sysctl_keys.KeyValueError as exc:
+                    raise InputError('params %r: %s' % (name, exc))
             else:
                 desired[key] = None
         self.desired = desired

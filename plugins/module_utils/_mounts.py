@@ -30,6 +30,7 @@ import os
 import re
 
 from ansible_collections.dbhost.tuning.plugins.module_utils import _platform as platforms
+from ansible_collections.dbhost.tuning.plugins.module_utils import _validate as validate
 from ansible_collections.dbhost.tuning.plugins.module_utils._files import FileChange, PathError, read_text, rooted
 from ansible_collections.dbhost.tuning.plugins.module_utils._result import (
     CHANGED, FAILED, OK, PENDING_REBOOT, Result, Setting, decide_status)
@@ -235,13 +236,15 @@ def validate_option(token, what, vfstab=False):
         raise InputError('%s: option %r is not a string' % (what, token))
     if token == '':
         raise InputError('%s: an option is empty' % (what,))
-    for char, name in ((',', 'a comma'), ('\n', 'a newline'), ('\r', 'a carriage return'), ('\t', 'a tab'),
-                       (' ', 'a space'), ('\0', 'a NUL byte'), ('#', 'a "#"'), ('\\', 'a backslash')):
+    for char, name in ((',', 'a comma'), ('#', 'a "#"'), ('\\', 'a backslash')):
         if char in token:
             raise InputError('%s: option %r contains %s; give each option as its own list item' % (what, token, name)
                              if char == ',' else '%s: option %r contains %s' % (what, token, name))
-    if any(ord(char) < 32 for char in token):
-        raise InputError('%s: option %r contains a control character' % (what, token))
+    # fstab and vfstab split their fields on blanks, and this module's own parser on any
+    # Unicode space: no space, control or separator character of any kind (U+00A0, U+2028...).
+    char = validate.bad_character(token, name=True)
+    if char is not None:
+        raise InputError('%s: option %r contains %s' % (what, token, validate.describe(char)))
     if token.startswith('='):
         raise InputError('%s: option %r has no name before "="' % (what, token))
     if token in NOT_OPTIONS:
@@ -272,6 +275,7 @@ def edit_options(tokens, present, absent):
 # ---------------------------------------------------------------------------- file formats
 
 _OCTAL_ESCAPE = re.compile(r'\\([0-7]{3})')
+_BLANKS = ' \t'
 
 
 def unescape(field):
@@ -313,13 +317,15 @@ class _TableFile(object):
         for raw in self.text.splitlines(True):
             body = raw.rstrip('\r\n')
             eol = raw[len(body):]
-            stripped = body.strip()
+            # Fields are separated by blanks (fstab(5), vfstab(4): spaces and tabs) and by
+            # nothing else: a U+00A0 inside a field stays part of it, as mount(8) reads it.
+            stripped = body.strip(_BLANKS)
             if not stripped or stripped.startswith('#'):
                 self.lines.append((raw, None))
                 continue
-            lead = body[:len(body) - len(body.lstrip())]
-            trail = body[len(body.rstrip()):]
-            parts = re.split(r'(\s+)', stripped)
+            lead = body[:len(body) - len(body.lstrip(_BLANKS))]
+            trail = body[len(body.rstrip(_BLANKS)):]
+            parts = re.split(r'([ \t]+)', stripped)
             self.lines.append((raw, (lead, parts[0::2], parts[1::2], trail, eol)))
 
     def entries(self):
@@ -479,7 +485,7 @@ class MountOptions(object):
         self.raw_mounts = mounts
         self.remount = remount
         self.file = file or self.platform.default_file
-        self.root = root or '/'
+        self.root = validate.check_root(root)
         self.backup = backup
         self.check_mode = check_mode
         self.runner = runner
@@ -507,6 +513,7 @@ class MountOptions(object):
     def validate(self):
         if not isinstance(self.raw_mounts, (list, tuple)) or not self.raw_mounts:
             raise InputError('give a mount point in path (with present/absent), or a non-empty list in mounts')
+        validate.check_path(self.file, 'fstab')
         try:
             local_file = rooted(self.root, self.file)
         except PathError as exc:
@@ -526,9 +533,9 @@ class MountOptions(object):
             path = item.get('path')
             if not isinstance(path, str) or not path:
                 raise InputError('mounts[%d]: path is required' % number)
+            # A mount point may hold an ASCII space (fstab writes it \\040), no other space.
+            validate.check_path(path, 'mounts[%d].path' % number)
             what = 'mount point %s' % path
-            if '\n' in path or '\0' in path:
-                raise InputError('mounts[%d]: path %r contains a newline or NUL' % (number, path))
             try:
                 rooted('/', path)
             except PathError as exc:

@@ -21,6 +21,8 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.dbhost.tuning.plugins.module_utils import _validate as validate
+
 ETC_PROJECT = '/etc/project'
 MAX_PROJECT_ID = 2147483647  # MAXPROJID
 _NAME = re.compile(r'^[A-Za-z][A-Za-z0-9_.-]*\Z')
@@ -187,6 +189,9 @@ def validate_id(name, id_):
 def validate_comment(name, comment):
     if not isinstance(comment, str) or ':' in comment or '\n' in comment:
         raise ProjectError('project %s: the comment must be text without ":" or a newline' % name)
+    char = validate.bad_character(comment, name=False, allow='')
+    if char is not None:
+        raise ProjectError('project %s: the comment %r contains %s' % (name, comment, validate.describe(char)))
     return comment
 
 
@@ -212,6 +217,10 @@ def validate_attribute(name, attribute, value):
     if any(char in text for char in ';:\n'):
         raise ProjectError('project %s: attribute %s: the value must not contain ";", ":" or a newline'
                            % (name, attribute))
+    char = validate.bad_character(text, name=True, allow=' ')
+    if char is not None:
+        raise ProjectError('project %s: attribute %s: the value %r contains %s'
+                           % (name, attribute, text, validate.describe(char)))
     if text.startswith('(') or _RCTL_NAME.match(attribute):
         if not _TUPLE.findall(text) or _TUPLE.sub('', text).strip(',').strip():
             raise ProjectError('project %s: attribute %s: %r is not a resource control value such as '

@@ -25,6 +25,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils import _limits as li
 from ansible_collections.dbhost.tuning.plugins.module_utils import _platform as platforms
 from ansible_collections.dbhost.tuning.plugins.module_utils import _project as project_db
 from ansible_collections.dbhost.tuning.plugins.module_utils import _systemd as systemd
+from ansible_collections.dbhost.tuning.plugins.module_utils import _validate as validate
 from ansible_collections.dbhost.tuning.plugins.module_utils._files import FileChange, PathError, read_text, rooted
 from ansible_collections.dbhost.tuning.plugins.module_utils._result import (
     FAILED, PENDING_RESTART, UNSUPPORTED, Result, Setting, decide_status)
@@ -65,7 +66,7 @@ class ResourceLimits(object):
         self.raw_service_limits = service_limits or {}
         self.dropin_name = dropin_name or DEFAULT_DROPIN_NAME
         self.raw_projects = projects or []
-        self.root = root or '/'
+        self.root = validate.check_root(root)
         self.backup = backup
         self.fail_on_shadowed = fail_on_shadowed
         self.check_mode = check_mode
@@ -112,6 +113,7 @@ class ResourceLimits(object):
             if unknown:
                 raise InputError('%s: unknown key(s) %s' % (where, ', '.join(unknown)))
             domain, kind, name = item.get('domain'), item.get('type'), item.get('item')
+            validate.check_name(domain, '%s.domain' % where)
             if not isinstance(domain, str) or not limits._DOMAIN.match(domain):
                 raise InputError('%s.domain: %r is not a user, @group, *, %%group or uid range' % (where, domain))
             if kind not in limits.TYPES:

@@ -23,6 +23,7 @@ import re
 from ansible_collections.dbhost.tuning.plugins.module_utils import _platform as platforms
 from ansible_collections.dbhost.tuning.plugins.module_utils import _sysfs as sysfs
 from ansible_collections.dbhost.tuning.plugins.module_utils import _tmpfiles as tmpfiles
+from ansible_collections.dbhost.tuning.plugins.module_utils import _validate as validate
 from ansible_collections.dbhost.tuning.plugins.module_utils._files import FileChange, PathError, read_text, rooted
 from ansible_collections.dbhost.tuning.plugins.module_utils._result import (
     FAILED, UNSUPPORTED, Result, Setting, decide_status)
@@ -92,7 +93,7 @@ class SysfsAttributes(object):
         self.apply_live = apply
         self.persist = persist
         self.file = tmpfiles_file or DEFAULT_TMPFILES_FILE
-        self.root = root or '/'
+        self.root = validate.check_root(root)
         self.backup = backup
         self.fail_on_shadowed = fail_on_shadowed
         self.check_mode = check_mode

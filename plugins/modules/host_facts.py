@@ -29,7 +29,9 @@ options:
     elements: str
     choices: [memory, hugepages, numa, transparent_hugepage, shm, block_devices, mounts, cpusets]
   root:
-    description: Read C(/proc) and C(/sys) under this folder instead of the running host's (tests, images).
+    description:
+      - Read C(/proc) and C(/sys) under this folder instead of the running host's (tests, images).
+      - An absolute path to an existing folder; anything else fails the task.
     type: path
     default: /
 attributes:
@@ -104,6 +106,8 @@ ansible_facts:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.dbhost.tuning.plugins.module_utils._host_facts import SUBSETS, gather
+from ansible_collections.dbhost.tuning.plugins.module_utils._result import InputError
+from ansible_collections.dbhost.tuning.plugins.module_utils._validate import check_params
 
 
 def main():
@@ -114,9 +118,14 @@ def main():
         ),
         supports_check_mode=True,
     )
-    facts = gather(module.params['root'], module.params['subset'],
-                   runner=module.run_command)
-    module.exit_json(changed=False, ansible_facts={'dbhost': facts})
+    try:
+        check_params(module.params, module.argument_spec)
+        facts = gather(module.params['root'], module.params['subset'],
+                       runner=module.run_command)
+    except InputError as exc:
+        module.fail_json(msg=str(exc))
+    else:
+        module.exit_json(changed=False, ansible_facts={'dbhost': facts})
 
 
 if __name__ == '__main__':

@@ -162,7 +162,7 @@ def test_refused_key_reported_others_applied(root, run_module, monkeypatch):
             raise OSError(errno.EINVAL, 'Invalid argument')
         return real_write(self, key, value)
     monkeypatch.setattr(_kernel_params.LinuxBackend, 'write_live', write_live)
-    params = {'kernel.shmmni': 99999999, 'fs.aio-max-nr': 1048576}
+    params = {'kernel.shmmni': 32768, 'fs.aio-max-nr': 1048576}
     result = run_module(kernel_params, {'params': params, 'root': root})
     assert result['failed'] is True and 'kernel.shmmni' in result['msg'] and 'fs.aio-max-nr' not in result['msg']
     by_name = records(result)

@@ -213,6 +213,9 @@ class OracleEngine(Engine):
             if "'" in text and '"' in text:
                 raise InputError('params %r: %r holds both kinds of quote; no pfile can hold it' % (key, text))
             out.append(text)
+        problem = pfile.value_problem(key, out)
+        if problem:
+            raise InputError('params %r: %s' % (key, problem))
         return out
 
     def show(self, value):
@@ -378,7 +381,11 @@ class PostgresqlEngine(Engine):
             return 'on' if raw else 'off'
         if isinstance(raw, (list, tuple)):
             raw = ','.join(str(v) for v in raw)
-        return _plain_value(raw, key)
+        text = _plain_value(raw, key)
+        problem = pgconf.value_problem(key, text)
+        if problem:
+            raise InputError('params %r: %s' % (key, problem))
+        return text
 
     def same(self, key, have, want, live=None):
         return pgconf.same_value(key, have, want, base_unit=live.unit if live is not None else None)
@@ -521,6 +528,9 @@ class MysqlEngine(Engine):
             raise InputError('params %r: %r holds both kinds of quote; no option file can hold it' % (key, text))
         if not text:
             raise InputError('params %r: the value is empty' % (key,))
+        problem = mycnf.value_problem(key, text)
+        if problem:
+            raise InputError('params %r: %s' % (key, problem))
         return text
 
     def same(self, key, have, want, live=None):
@@ -675,15 +685,13 @@ class DbParameter(object):
         if not isinstance(self.raw_params, dict) or not self.raw_params:
             raise InputError('params must be a non-empty dict of name: value')
         for option in ('path', 'oracle_home'):
-            value = getattr(self, option)
+            value = validate.check_path(getattr(self, option), option)
             if value is not None:
                 try:
                     rooted(self.root, value)
                 except PathError as exc:
                     raise InputError('%s: %s' % (option, exc))
                 setattr(self, option, os.path.normpath(value))
-        if self.root != '/' and not os.path.isdir(self.root):
-            raise InputError('root %r is not a directory' % (self.root,))
         if self.oracle_sid is not None and not pfile.SID_RE.match(self.oracle_sid):
             raise InputError('oracle_sid %r is not an instance name' % (self.oracle_sid,))
         if self.sid != '*' and not pfile.SID_RE.match(self.sid):
@@ -702,6 +710,8 @@ class DbParameter(object):
             raise InputError('engine oracle needs path (a pfile) or oracle_home and oracle_sid (an spfile)')
         if self.login_port is not None and not (isinstance(self.login_port, int) and 0 < self.login_port < 65536):
             raise InputError('login_port %r is not a TCP port' % (self.login_port,))
+        for option in ('os_user', 'login_user', 'login_host', 'login_db', 'oracle_sid', 'sid', 'mysql_section'):
+            validate.check_name(getattr(self, option), option)
         for option in ('os_user', 'login_user', 'login_host', 'login_db'):
             value = getattr(self, option)
             if value is not None and (not value or re.search(r'[\s\x00]', value) or value.startswith('-')):
@@ -831,7 +841,13 @@ class DbParameter(object):
         for change in file_changes:
             change.report(result)
         files_read = [config.shown for config in engine.files]
-        engine.load(new_texts)
+        try:
+            engine.load(new_texts)
+        except InputError as exc:
+            # Our edit made a file the server could not read: say which parameters, not
+            # only the line of a text that exists nowhere yet.  Nothing is written.
+            raise InputError('params %s: the new value(s) would leave a file the server cannot read, so nothing '
+                             'was written (%s)' % (', '.join(repr(key) for key in sorted(changes)), exc))
         after = dict((key, engine.persisted(key)) for key in self.desired)
 
         # A value another file sets after ours cannot become live by a reload: not waited for.

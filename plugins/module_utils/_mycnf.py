@@ -43,6 +43,88 @@ STATIC = frozenset([
 ])
 
 
+# What the options the collection knows take, checked before anything is written (keys
+# as option_key() spells them).  Sources: the MySQL Reference Manual, "InnoDB Startup
+# Options and System Variables" and "Server System Variables" (each variable's type,
+# range and valid values), and the MariaDB Knowledge Base pages of the same variables;
+# innodb_flush_method takes fsync, O_DSYNC, littlesync, nosync, O_DIRECT and
+# O_DIRECT_NO_FSYNC on Unix (MySQL and MariaDB), unbuffered, async_unbuffered and normal
+# on Windows, enum words compare case-insensitively.  Sizes are whole numbers with an
+# optional K, M, G (T, P, E) suffix, any case ("Specifying Program Options": option
+# values); booleans are ON, OFF, TRUE, FALSE, 1 or 0, any case ("Using Options to Enable
+# or Disable Plugins" / "Program Option Modifiers").
+# Each entry: ('size', low, high), ('int', low, high), ('bool',) or ('enum', words).
+_MAX_SIZE = 2 ** 64 - 1
+BOOL_WORDS = ('on', 'off', 'true', 'false', '1', '0')
+VALUE_TYPES = {
+    'innodb_flush_method': ('enum', ('fsync', 'O_DSYNC', 'littlesync', 'nosync', 'O_DIRECT', 'O_DIRECT_NO_FSYNC',
+                                     'unbuffered', 'async_unbuffered', 'normal')),
+    'innodb_flush_log_at_trx_commit': ('enum', ('0', '1', '2')),
+    'innodb_doublewrite': ('enum', ('ON', 'OFF', 'TRUE', 'FALSE', '1', '0', 'DETECT_AND_RECOVER', 'DETECT_ONLY')),
+    'innodb_buffer_pool_size': ('size', 5 * 1024 * 1024, _MAX_SIZE),
+    'innodb_buffer_pool_chunk_size': ('size', 1024 * 1024, _MAX_SIZE),
+    'innodb_log_file_size': ('size', 1024 * 1024, _MAX_SIZE),
+    'innodb_redo_log_capacity': ('size', 8 * 1024 * 1024, _MAX_SIZE),
+    'innodb_log_buffer_size': ('size', 256 * 1024, _MAX_SIZE),
+    'key_buffer_size': ('size', 0, _MAX_SIZE),
+    'max_allowed_packet': ('size', 1024, 1024 ** 3),
+    'tmp_table_size': ('size', 1024, _MAX_SIZE),
+    'max_heap_table_size': ('size', 16384, _MAX_SIZE),
+    'sort_buffer_size': ('size', 32768, _MAX_SIZE),
+    'join_buffer_size': ('size', 128, _MAX_SIZE),
+    'read_buffer_size': ('size', 8192, 2147479552),
+    'read_rnd_buffer_size': ('size', 1, 2147483647),
+    'binlog_cache_size': ('size', 4096, _MAX_SIZE),
+    'thread_stack': ('size', 131072, _MAX_SIZE),
+    'max_connections': ('int', 1, 100000),
+    'innodb_buffer_pool_instances': ('int', 1, 64),
+    'innodb_io_capacity': ('int', 100, _MAX_SIZE),
+    'innodb_io_capacity_max': ('int', 100, _MAX_SIZE),
+    'innodb_read_io_threads': ('int', 1, 64),
+    'innodb_write_io_threads': ('int', 1, 64),
+    'innodb_log_files_in_group': ('int', 1, 100),
+    'table_open_cache': ('int', 1, 524288),
+    'open_files_limit': ('int', 0, _MAX_SIZE),
+    'thread_cache_size': ('int', 0, 16384),
+    'back_log': ('int', 1, 65535),
+    'server_id': ('int', 0, 2 ** 32 - 1),
+    'sync_binlog': ('int', 0, 2 ** 32 - 1),
+    'large_pages': ('bool',),
+    'innodb_file_per_table': ('bool',),
+    'innodb_use_native_aio': ('bool',),
+    'innodb_numa_interleave': ('bool',),
+    'innodb_adaptive_hash_index': ('bool',),
+    'skip_name_resolve': ('bool',),
+    'performance_schema': ('bool',),
+}
+
+
+def value_problem(key, value):
+    """Why mysqld would refuse ``value`` for a known option ``key``, or None."""
+    spec = VALUE_TYPES.get(key)
+    if spec is None:
+        return None
+    text = value.strip()
+    kind = spec[0]
+    if kind == 'bool':
+        if text.lower() not in BOOL_WORDS:
+            return '%r is not a boolean (ON, OFF, TRUE, FALSE, 1 or 0)' % (value,)
+        return None
+    if kind == 'enum':
+        if text.lower() not in [word.lower() for word in spec[1]]:
+            return '%r is not one of %s' % (value, ', '.join(spec[1]))
+        return None
+    match = SIZE_RE.match(text)
+    if not match or (kind == 'int' and match.group(2)):
+        return '%r is not %s' % (value, 'a size (a whole number with an optional K, M or G)' if kind == 'size'
+                                 else 'a whole number')
+    number = int(match.group(1)) * SIZE_FACTORS[match.group(2).upper()]
+    low, high = spec[1], spec[2]
+    if not low <= number <= high:
+        return '%r is out of range for %s (%d to %d)' % (value, key, low, high)
+    return None
+
+
 class CnfError(ValueError):
     """Text mysqld would refuse to start with; the message names file and line."""
 
@@ -180,7 +262,10 @@ def format_value(value, like=None):
     quote = like.quote if like is not None and like.quote else '"'
     escaped = value.replace('\\', '\\\\').replace('\t', '\\t')
     if quote in escaped:
-        raise CnfError('value %r holds a %s quote and cannot be written' % (value, quote))
+        # The other quote then: both in one value is refused before (DbParameter).
+        quote = "'" if quote == '"' else '"'
+    if quote in escaped:
+        raise CnfError('value %r holds both kinds of quote and cannot be written' % (value,))
     return '%s%s%s' % (quote, escaped, quote)
 
 

@@ -40,6 +40,59 @@ SIZE_FACTORS = {'': 1, 'K': 1 << 10, 'M': 1 << 20, 'G': 1 << 30, 'T': 1 << 40, '
 
 _SPECIAL = ' \t\r\n=(),#"\''
 
+# What the parameters the collection knows take, checked before anything is written.
+# Source: the Oracle Database Reference, each parameter's entry ("Parameter type" and
+# "Range of values"): FILESYSTEMIO_OPTIONS = { none | setall | directIO | asynch },
+# DISK_ASYNCH_IO and LOCK_SGA are Boolean (TRUE or FALSE), USE_LARGE_PAGES is one of
+# TRUE, FALSE, ONLY, AUTO, AUTO_ONLY; the memory sizes are "Big integer": a whole number
+# with an optional K, M, G, T, P or E; keywords and booleans are case-insensitive.
+# Each entry: ('enum', words), ('size', low), ('int', low, high).
+VALUE_TYPES = {
+    'filesystemio_options': ('enum', ('none', 'setall', 'directIO', 'asynch')),
+    'disk_asynch_io': ('enum', ('TRUE', 'FALSE')),
+    'lock_sga': ('enum', ('TRUE', 'FALSE')),
+    'pre_page_sga': ('enum', ('TRUE', 'FALSE')),
+    'use_large_pages': ('enum', ('TRUE', 'FALSE', 'ONLY', 'AUTO', 'AUTO_ONLY')),
+    'db_block_size': ('enum', ('2048', '4096', '8192', '16384', '32768')),
+    'sga_target': ('size', 0),
+    'sga_max_size': ('size', 0),
+    'memory_target': ('size', 0),
+    'memory_max_target': ('size', 0),
+    'pga_aggregate_target': ('size', 0),
+    'pga_aggregate_limit': ('size', 0),
+    'db_cache_size': ('size', 0),
+    'shared_pool_size': ('size', 0),
+    'large_pool_size': ('size', 0),
+    'java_pool_size': ('size', 0),
+    'streams_pool_size': ('size', 0),
+    'db_recovery_file_dest_size': ('size', 0),
+    'processes': ('int', 6, 2 ** 31 - 1),
+    'sessions': ('int', 1, 2 ** 31 - 1),
+    'db_writer_processes': ('int', 1, 256),
+    'open_cursors': ('int', 0, 65535),
+}
+
+
+def value_problem(name, values):
+    """Why the instance would refuse ``values`` (a list) for a known parameter ``name``, or None."""
+    spec = VALUE_TYPES.get(name)
+    if spec is None:
+        return None
+    if len(values) != 1:
+        return '%s takes one value, not %d' % (name, len(values))
+    text = values[0].strip()
+    if spec[0] == 'enum':
+        if text.lower() not in [word.lower() for word in spec[1]]:
+            return '%r is not one of %s (any case)' % (values[0], ', '.join(spec[1]))
+        return None
+    match = SIZE_RE.match(text)
+    if not match or (spec[0] == 'int' and match.group(2)):
+        return '%r is not %s' % (values[0], 'a size (a whole number with an optional K, M, G, T, P or E)'
+                                 if spec[0] == 'size' else 'a whole number')
+    if spec[0] == 'int' and not spec[1] <= int(text) <= spec[2]:
+        return '%r is out of range for %s (%d to %d)' % (values[0], name, spec[1], spec[2])
+    return None
+
 
 class PfileError(ValueError):
     """A parameter file that does not follow the documented syntax; names file and line."""

@@ -101,6 +101,9 @@ def _as_list(value, where):
     for item in value:
         if isinstance(item, bool) or not isinstance(item, (str, int)) or not str(item).strip():
             raise InputError('%s: %r is not a usable value' % (where, item))
+        # Models, vendors, serials and mount points may hold the ASCII space (the udev
+        # rule matches them quoted), no other space, control or separator character.
+        validate.check_path(str(item).strip(' '), where)
         items.append(str(item).strip())
     return items
 
@@ -154,6 +157,11 @@ class Entry(object):
         self.models = _as_list(raw.get('model'), where + '.model')
         self.vendors = _as_list(raw.get('vendor'), where + '.vendor')
         self.mounts = _as_list(raw.get('mount'), where + '.mount')
+        # Device names and WWNs hold no space; models, vendors, serials and mount points
+        # may hold the ASCII one (the udev rule matches them quoted), no other.
+        for key, values in (('name', self.names), ('wwn', self.wwns)):
+            for value in values:
+                validate.check_name(value, '%s.%s' % (where, key))
         for mount in self.mounts:
             if not mount.startswith('/'):
                 raise InputError('%s.mount: %r is not an absolute path' % (where, mount))

@@ -31,9 +31,9 @@ class EtcSystemNameError(ValueError):
 
 def validate_name(name):
     """``shmsys:shminfo_shmmax`` or ``maxusers``; anything else is refused with its name."""
-    if not isinstance(name, str) or not _NAME.match(name.strip()):
+    if not isinstance(name, str) or not _NAME.match(name.strip(' ')):
         raise EtcSystemNameError('%r is not an /etc/system variable name (module:variable or variable)' % (name,))
-    return name.strip()
+    return name.strip(' ')
 
 
 def normalize_value(value):

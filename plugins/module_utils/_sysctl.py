@@ -26,6 +26,8 @@ import fnmatch
 import os
 import re
 
+from ansible_collections.dbhost.tuning.plugins.module_utils import _validate as validate
+
 SEARCH_DIRS = (
     '/etc/sysctl.d',
     '/run/sysctl.d',
@@ -72,7 +74,7 @@ def validate_name(name):
     if not isinstance(name, str) or not name.strip():
         raise SysctlNameError('sysctl name %r is empty' % (name,))
     raw = name.strip()
-    if any(c in name for c in '\r\n\t'):
+    if any(c in name for c in '\r\n\t') or validate.bad_character(name.strip(' ')) is not None:
         raise SysctlNameError('sysctl name %r has characters that no sysctl name has' % (name,))
     if raw.startswith('/'):
         raise SysctlNameError('sysctl name %r is an absolute path; give the name (for example kernel.shmmax)' % (name,))

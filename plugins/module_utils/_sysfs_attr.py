@@ -51,6 +51,7 @@ def sysfs_path(name):
         raise InputError('attribute path %r must not contain "." or ".." components' % (name,))
     if any(char.isspace() for char in raw) or '\x00' in raw:
         raise InputError('attribute path %r contains whitespace' % (name,))
+    validate.check_name(name.strip(' '), 'attributes')
     return '/sys/' + '/'.join(parts)
 
 

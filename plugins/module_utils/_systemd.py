@@ -53,7 +53,8 @@ def unit_name(name, default_type='service'):
     """
     if not isinstance(name, str) or not name.strip():
         raise UnitNameError('unit name %r is empty' % (name,))
-    name = name.strip()
+    # Blanks around the name are forgiven; a newline or U+00A0 there is not.
+    name = name.strip(' ')
     if '/' in name or '..' in name:
         raise UnitNameError('unit name %r must not contain "/" or ".."' % (name,))
     if not any(name.endswith('.' + kind) for kind in UNIT_TYPES):

@@ -86,8 +86,8 @@ class DesiredState(object):
             raise InputError('%s plans %s twice' % (first['owner'], first['key']))
         if first['kind'] != second['kind']:
             raise InputError('%s is planned by two roles as two kinds of setting: %s (%s) and %s (%s); '
-                             'give it in one role only' % (first['key'], first['owner'], first['kind'],
-                                                            second['owner'], second['kind']))
+                             'give it in one role only'
+                             % (first['key'], first['owner'], first['kind'], second['owner'], second['kind']))
         a, b = str(first['desired']), str(second['desired'])
         if a.split() == b.split() and first['comparison'] == second['comparison']:
             first['source'] = '%s; also asked by %s' % (first['source'], second['owner'])

@@ -40,7 +40,7 @@ options:
     choices: [kernel_params, shared_memory, block_queue, direct_io, processor_sets]
   inputs:
     description:
-      - The roles' variables, as C({role: {variable: value}}), with the names the roles document.
+      - "The roles' variables, as C({role: {variable: value}}), with the names the roles document."
       - Filled by the action plugin from each role's C(defaults/main.yml) and the host's variables.
     type: dict
     required: true

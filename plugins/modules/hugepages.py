@@ -68,7 +68,7 @@ options:
   comparison:
     description:
       - V(exact) makes each pool exactly O(pages[].count) pages, shrinking a larger pool.
-      - V(minimum) asks for at least that many (what Oracle, PostgreSQL and MySQL document): a larger live
+      - V(minimum) asks for at least that many (what Oracle, PostgreSQL and MySQL document) - a larger live
         or persisted pool is met, kept and never shrunk.
     type: str
     choices: [exact, minimum]

@@ -123,7 +123,7 @@ options:
     description:
       - How O(limits) and O(service_limits) values compare with what pam_limits and systemd give now.
       - V(exact) writes each value as given.
-      - V(minimum) asks for at least that much (Oracle's and MySQL's memlock): a value that is already
+      - V(minimum) asks for at least that much (Oracle's and MySQL's memlock) - a value that is already
         higher, or C(unlimited) / C(infinity), in any file pam_limits or systemd reads is met, and is never
         lowered by writing ours.
     type: str

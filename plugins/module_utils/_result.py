@@ -51,7 +51,8 @@ def run_plan(module, make_plan):
         result = plan.run(module)
     except InputError as exc:
         module.fail_json(msg=str(exc))
-    output = result.as_dict()
+    # A plan may shape its own result (host_state adds each record's owner); the contract's keys stay.
+    output = plan.output(result) if hasattr(plan, 'output') else result.as_dict()
     # ansible-core 2.19 deprecates a warnings key in a module's result: use module.warn().
     for warning in output.pop('warnings', []):
         module.warn(warning)

@@ -154,7 +154,7 @@ reboot_required:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.dbhost.tuning.plugins.module_utils._host_state import HostState
-from ansible_collections.dbhost.tuning.plugins.module_utils._result import InputError
+from ansible_collections.dbhost.tuning.plugins.module_utils._result import run_plan
 
 
 def main():
@@ -170,19 +170,8 @@ def main():
     def db_runner(argv, data=None, environ=None):
         return module.run_command(argv, data=data, environ_update=environ or {}, cwd='/')
 
-    host = HostState(module.params['roles'], module.params['inputs'], check_mode=module.check_mode,
-                     runner=module.run_command, bin_path=module.get_bin_path, db_runner=db_runner)
-    try:
-        result = host.run(module)
-    except InputError as exc:
-        module.fail_json(msg=str(exc))
-    output = host.output(result)
-    for warning in output.pop('warnings', []):
-        module.warn(warning)
-    problem = host.failure_message(result)
-    if problem:
-        module.fail_json(msg=problem, **output)
-    module.exit_json(**output)
+    run_plan(module, lambda: HostState(module.params['roles'], module.params['inputs'], check_mode=module.check_mode,
+                                       runner=module.run_command, bin_path=module.get_bin_path, db_runner=db_runner))
 
 
 if __name__ == '__main__':

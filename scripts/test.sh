@@ -5,6 +5,8 @@
 #   sanity     ansible-test sanity (Python 3.11) on a copy of the git-tracked files
 #   lint       ansible-lint --profile production on roles/ and playbooks/
 #   molecule   molecule test -s NAME for every molecule/*/molecule.yml
+# The unit stage first installs postgresql and mariadb-server (scripts/
+# install-db-servers.sh) for the tests that start real servers.
 # Usage: scripts/test.sh [STAGE...]     (default: all stages)
 #   STAGE is unit, sanity, lint, molecule or molecule:NAME (one scenario);
 #   DBHOST_TEST_STAGES="unit lint" does the same as arguments.
@@ -20,7 +22,7 @@ if [ "$#" -eq 0 ] && [ -n "${DBHOST_TEST_STAGES:-}" ]; then
   set -- $DBHOST_TEST_STAGES
 fi
 [ "$#" -gt 0 ] || set -- unit sanity lint molecule
-case " $* " in *" -h "* | *" --help "*) sed -n '2,13p' "${BASH_SOURCE[0]}"; exit 0 ;; esac
+case " $* " in *" -h "* | *" --help "*) sed -n '2,14p' "${BASH_SOURCE[0]}"; exit 0 ;; esac
 
 selected=()
 for stage in "$@"; do
@@ -73,6 +75,12 @@ stage_setup_venv() {
 
 stage_setup_containers() {
   bash scripts/install-test-deps.sh
+}
+
+# postgresql and mariadb-server for the real-server unit tests (their services
+# are neither started nor enabled; the tests start throwaway servers).
+stage_setup_db_servers() {
+  bash scripts/install-db-servers.sh
 }
 
 stage_unit() {
@@ -185,6 +193,15 @@ restore_host_sysctls() {
 venv_ok=1
 containers_ok=1
 run_stage setup-venv stage_setup_venv || venv_ok=0
+case " ${selected[*]} " in
+  *" unit "*)
+    run_stage setup-db-servers stage_setup_db_servers || true
+    # Installed: the real-server tests must run, and fail instead of skipping.
+    if [ "$(id -u)" -eq 0 ] && bash scripts/install-db-servers.sh --installed; then
+      export DBHOST_REQUIRE_DB_SERVERS=1
+    fi
+    ;;
+esac
 case " ${selected[*]} " in
   *" molecule:"*) run_stage setup-containers stage_setup_containers || containers_ok=0 ;;
 esac

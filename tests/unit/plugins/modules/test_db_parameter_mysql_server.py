@@ -3,6 +3,8 @@
 
 Runs where mariadbd (or mysqld) and mariadb-install-db are installed, as root (the server
 runs as the mysql user, and root logs in through the unix socket); elsewhere it is skipped.
+scripts/test.sh installs mariadb-server first (scripts/install-db-servers.sh) and then sets
+DBHOST_REQUIRE_DB_SERVERS=1, which turns a skip into a failure.
 """
 from __future__ import absolute_import, division, print_function
 
@@ -41,6 +43,13 @@ max_connections = 30
 '''
 
 
+def _unavailable(reason):
+    """Skip, unless scripts/test.sh installed the servers (DBHOST_REQUIRE_DB_SERVERS=1): then fail."""
+    if os.environ.get('DBHOST_REQUIRE_DB_SERVERS') == '1':
+        pytest.fail('%s, although scripts/install-db-servers.sh installed the servers' % reason)
+    pytest.skip(reason)
+
+
 def _run(argv, data=None, environ=None):
     env = dict(os.environ)
     env.update(environ or {})
@@ -70,13 +79,13 @@ def _stop(server):
 @pytest.fixture
 def server():
     if not (SERVER and INSTALL_DB and CLIENT):
-        pytest.skip('no MariaDB/MySQL server, install-db tool and client installed')
+        _unavailable('no MariaDB/MySQL server, install-db tool and client installed')
     if os.geteuid() != 0:
-        pytest.skip('needs root: the server runs as the mysql user and root logs in through the socket')
+        _unavailable('needs root: the server runs as the mysql user and root logs in through the socket')
     try:
         mysql = pwd.getpwnam('mysql')
     except KeyError:
-        pytest.skip('no mysql user')
+        _unavailable('no mysql user')
     base = tempfile.mkdtemp(prefix='dbhost-my-', dir='/tmp')
     os.chown(base, mysql.pw_uid, mysql.pw_gid)
     cnf = os.path.join(base, 'my.cnf')

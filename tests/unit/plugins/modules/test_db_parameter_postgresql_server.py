@@ -3,7 +3,9 @@
 
 Runs where PostgreSQL's server binaries are installed (Debian: apt-get install postgresql);
 elsewhere it is skipped with the reason.  As root, the server and psql run as the
-postgres user, as the module does by default.
+postgres user, as the module does by default.  scripts/test.sh installs postgresql first
+(scripts/install-db-servers.sh) and then sets DBHOST_REQUIRE_DB_SERVERS=1, which turns a
+skip into a failure.
 """
 from __future__ import absolute_import, division, print_function
 
@@ -29,6 +31,13 @@ def _as_postgres(argv):
     return argv
 
 
+def _unavailable(reason):
+    """Skip, unless scripts/test.sh installed the servers (DBHOST_REQUIRE_DB_SERVERS=1): then fail."""
+    if os.environ.get('DBHOST_REQUIRE_DB_SERVERS') == '1':
+        pytest.fail('%s, although scripts/install-db-servers.sh installed the servers' % reason)
+    pytest.skip(reason)
+
+
 def _run(argv, data=None, environ=None):
     env = dict(os.environ)
     env.update(environ or {})
@@ -39,12 +48,12 @@ def _run(argv, data=None, environ=None):
 @pytest.fixture
 def cluster():
     if not BINARIES:
-        pytest.skip('no PostgreSQL server binaries under /usr/lib/postgresql')
+        _unavailable('no PostgreSQL server binaries under /usr/lib/postgresql')
     if os.geteuid() == 0:
         try:
             owner = pwd.getpwnam('postgres')
         except KeyError:
-            pytest.skip('running as root without a postgres user')
+            _unavailable('running as root without a postgres user')
     bindir = os.path.dirname(BINARIES[-1])
     base = tempfile.mkdtemp(prefix='dbhost-pg-', dir='/tmp')
     if os.geteuid() == 0:

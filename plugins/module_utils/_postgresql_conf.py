@@ -287,7 +287,9 @@ def value_problem(name, value):
         words = spec[1]
         takes_bool = 'true' in words
         text = value.strip().lower()
-        if text in words or (takes_bool and as_bool_word(text) is not None):
+        # Unlike a boolean parameter, an enum takes its words whole: no prefix of on/off/true
+        # (postgres -C huge_pages -c huge_pages=of refuses it).
+        if text in words:
             return None
         shown = [word for word in words if word not in _BOOL_ALIASES] + (['on', 'off'] if takes_bool else [])
         return '%r is not one of %s%s' % (value, ', '.join(sorted(set(shown), key=shown.index)),

@@ -45,6 +45,9 @@ def test_postgresql_accepts_what_the_server_takes(name, value):
     ('checkpoint_timeout', '5MB', 'not a time value'),
     ('huge_pages', 'maybe', 'try, on, off'),
     ('huge_pages', 'on # why', 'not one of'),
+    ('huge_pages', 'of', 'not one of'),             # enums take no boolean prefixes
+    ('synchronous_commit', 'tr', 'not one of'),
+    ('wal_compression', 'ye', 'not one of'),
     ('wal_level', 'full', 'minimal'),
     ('fsync', 'o', 'not a boolean'),
     ('fsync', 'enabled', 'not a boolean'),

@@ -293,7 +293,7 @@ def value_problem(name, value):
             return None
         shown = [word for word in words if word not in _BOOL_ALIASES] + (['on', 'off'] if takes_bool else [])
         return '%r is not one of %s%s' % (value, ', '.join(sorted(set(shown), key=shown.index)),
-                                           ' (or another boolean spelling)' if takes_bool else '')
+                                          ' (or another boolean spelling)' if takes_bool else '')
     low, high = spec[1], spec[2]
     if kind in ('memory', 'time'):
         return _quantity_problem(name, value, kind, low, high)

@@ -6,7 +6,6 @@ with it. Debian 12's mariadb-server (10.11), my.cnf -> mariadb.cnf with !include
 
 import importlib.util
 import os
-import re
 
 import pytest
 

@@ -1,0 +1,580 @@
+# -*- coding: utf-8 -*-
+"""Benchmark: a full-profile drift check (every role) against a floor play and the per-key way.
+
+Three plays run side by side in one run, in check mode against this machine, for each host count
+(aliases of localhost on the local connection):
+
+  floor    bench/floor.yml: gather_facts and one ansible.builtin.ping
+  per-key  bench/per_key.yml: the same check written by hand, one task per setting
+  ours     playbooks/drift.yml (whatever it is today) with -e dbhost_drift_report_only=true
+
+All three read the inventory variables of bench/full_profile.yml. The bench makes what that
+profile points at and removes it at the end, also on failure or Ctrl-C: a loop-backed ext4 image
+mounted under /tmp/dbhost-bench, an fstab listing it, an Oracle pfile, a dummy process (and, where
+systemd is PID 1, a dummy service in /run/systemd/system). Nothing else on the machine is touched:
+every play runs in check mode, and the bench compares the settings it could touch before and after.
+
+Usage (as root; see bench/README.md):
+  . scripts/lib.sh && python bench/full_bench.py [--hosts 1,10,50] [--repeat 3] [--strategy mitogen]
+"""
+
+from __future__ import absolute_import, division, print_function
+
+import argparse
+import datetime
+import errno
+import fcntl
+import glob
+import hashlib
+import io
+import json
+import os
+import platform
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import tarfile
+import time
+
+import yaml
+
+BENCH = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(BENCH)
+VENV = os.environ.get('DBHOST_VENV', os.path.join(ROOT, '.venv'))
+VENV_PYTHON = os.path.join(VENV, 'bin', 'python')
+PLAYBOOK_BIN = os.path.join(VENV, 'bin', 'ansible-playbook')
+PROFILE = os.path.join(BENCH, 'full_profile.yml')
+FLOOR = os.path.join(BENCH, 'floor.yml')
+PER_KEY = os.path.join(BENCH, 'per_key.yml')
+CALLBACKS = os.path.join(BENCH, 'callback_plugins')
+
+# What bench/full_profile.yml points at.
+FIXTURE = '/tmp/dbhost-bench'
+LOCK = '/tmp/dbhost-bench.lock'
+IMAGE = os.path.join(FIXTURE, 'data.img')
+MOUNT = os.path.join(FIXTURE, 'data')
+FSTAB = os.path.join(FIXTURE, 'fstab')
+PFILE = os.path.join(FIXTURE, 'initBENCH.ora')
+PID_FILE = os.path.join(FIXTURE, 'dummy.pid')
+WORK = os.path.join(FIXTURE, 'work')
+DUMMY_MARK = 'dbhost-bench-dummy'
+UNIT = 'dbhost-bench-dummy.service'
+UNIT_FILE = os.path.join('/run/systemd/system', UNIT)
+
+WAYS = ('floor', 'per-key', 'ours')
+MITOGEN_REQUIREMENT = 'mitogen>=0.3,<0.4'
+
+# What a check could touch, compared before and after the run (it must not change).
+WATCHED_KEYS = ('kernel.sem', 'kernel.panic_on_oops', 'fs.file-max', 'fs.aio-max-nr', 'net.ipv4.ip_local_port_range',
+                'net.core.rmem_default', 'net.core.rmem_max', 'net.core.wmem_default', 'net.core.wmem_max',
+                'kernel.shmmax', 'kernel.shmall', 'kernel.shmmni', 'vm.hugetlb_shm_group', 'vm.nr_hugepages')
+WATCHED_GLOBS = ('/etc/fstab', '/etc/sysctl.conf', '/etc/sysctl.d/*', '/etc/security/limits.conf',
+                 '/etc/security/limits.d/*', '/etc/tmpfiles.d/*', '/etc/udev/rules.d/*',
+                 '/etc/systemd/system/*.d/*', '/sys/kernel/mm/transparent_hugepage/enabled',
+                 '/sys/kernel/mm/transparent_hugepage/defrag', '/sys/block/*/queue/rq_affinity',
+                 '/sys/block/*/queue/scheduler', '/sys/block/*/queue/read_ahead_kb', FSTAB, PFILE)
+
+
+def log(message):
+    sys.stderr.write('[%s] %s\n' % (time.strftime('%H:%M:%S'), message))
+    sys.stderr.flush()
+
+
+def sh(*argv, **kwargs):
+    """Run a command of the bench's own set-up (not measured); raise on failure."""
+    return subprocess.run(list(argv), check=kwargs.pop('check', True), stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, universal_newlines=True, **kwargs)
+
+
+def mounted(path):
+    with open('/proc/self/mounts') as handle:
+        return any(line.split()[1] == path for line in handle if len(line.split()) > 1)
+
+
+def systemd_running():
+    return os.path.isdir('/run/systemd/system')
+
+
+def snapshot():
+    """{name: content} of every setting and file a check could touch."""
+    state = {}
+    for key in WATCHED_KEYS:
+        try:
+            with open('/proc/sys/' + key.replace('.', '/')) as handle:
+                state['sysctl ' + key] = ' '.join(handle.read().split())
+        except (IOError, OSError):
+            pass
+    for pattern in WATCHED_GLOBS:
+        for path in sorted(glob.glob(pattern)):
+            if path.startswith(WORK) or not os.path.isfile(path):
+                continue
+            try:
+                with open(path, 'rb') as handle:
+                    state[path] = hashlib.sha256(handle.read()).hexdigest()
+            except (IOError, OSError):
+                pass
+    return state
+
+
+class Fixture(object):
+    """What bench/full_profile.yml points at; torn down in reverse, step by step, whatever happened."""
+
+    def __init__(self):
+        self.lock = None
+        self.loop = None
+        self.mount = False
+        self.dummy = None
+        self.unit = False
+        self.overrides = {}
+
+    def _lock(self):
+        self.lock = open(LOCK, 'w')
+        try:
+            fcntl.flock(self.lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except (IOError, OSError):
+            raise SystemExit('another full_bench.py run holds %s; wait for it to end' % LOCK)
+
+    def _clean_stale(self):
+        """Leftovers of a run that was killed without a chance to clean up (kill -9, power cut)."""
+        if os.path.isfile(UNIT_FILE):
+            log('removing a stale %s' % UNIT_FILE)
+            sh('systemctl', 'stop', UNIT, check=False)
+            os.unlink(UNIT_FILE)
+            sh('systemctl', 'daemon-reload', check=False)
+        try:
+            with open(PID_FILE) as handle:
+                pid = int(handle.read().split()[0])
+            with open('/proc/%d/cmdline' % pid, 'rb') as handle:
+                if DUMMY_MARK.encode() in handle.read():
+                    log('stopping a stale dummy process %d' % pid)
+                    os.kill(pid, signal.SIGTERM)
+        except (IOError, OSError, ValueError, IndexError):
+            pass
+        if mounted(MOUNT):
+            log('unmounting a stale %s' % MOUNT)
+            sh('umount', MOUNT)
+        if os.path.exists(IMAGE):
+            for line in sh('losetup', '-j', IMAGE, check=False).stdout.splitlines():
+                device = line.split(':', 1)[0]
+                log('detaching a stale %s' % device)
+                sh('losetup', '-d', device, check=False)
+        if os.path.isdir(FIXTURE):
+            shutil.rmtree(FIXTURE)
+
+    def set_up(self):
+        self._lock()
+        self._clean_stale()
+        os.makedirs(FIXTURE, mode=0o700)
+        os.makedirs(MOUNT)
+        os.makedirs(WORK)
+        # A throwaway ext4 image on a loop device, mounted without noatime.
+        with open(IMAGE, 'wb') as handle:
+            handle.truncate(64 * 1024 * 1024)
+        sh('mkfs.ext4', '-q', '-F', '-L', 'dbhostbench', IMAGE)
+        self.loop = sh('losetup', '--find', '--show', IMAGE).stdout.strip()
+        if not self.loop.startswith('/dev/loop'):
+            raise RuntimeError('losetup gave %r, not a loop device' % self.loop)
+        sh('mount', '-t', 'ext4', '-o', 'relatime', self.loop, MOUNT)
+        self.mount = True
+        with open(FSTAB, 'w') as handle:
+            handle.write('# fstab of the full-profile benchmark (a throwaway loop image)\n'
+                         '%s %s ext4 loop,relatime 0 0\n' % (IMAGE, MOUNT))
+        with open(PFILE, 'w') as handle:
+            handle.write("# pfile of the full-profile benchmark\n*.db_name='BENCH'\n*.sga_target=4G\n"
+                         "*.filesystemio_options='none'\n*.disk_asynch_io=TRUE\n")
+        # The database process the processor set binds: in its own session, so that a Ctrl-C
+        # reaches the plays, not it; stopped by its pid at the end.
+        self.dummy = subprocess.Popen([sys.executable, '-c', 'import time\nwhile True:\n    time.sleep(3600)',
+                                       DUMMY_MARK], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.DEVNULL, start_new_session=True)
+        with open(PID_FILE, 'w') as handle:
+            handle.write('%d\n' % self.dummy.pid)
+        if systemd_running():
+            with open(UNIT_FILE, 'w') as handle:
+                handle.write('[Unit]\nDescription=full_bench.py dummy database service\n\n'
+                             '[Service]\nExecStart=/bin/sleep infinity\n')
+            self.unit = True
+            sh('systemctl', 'daemon-reload')
+            sh('systemctl', 'start', UNIT)
+            self.overrides['processor_sets_service'] = UNIT
+        log('fixture: %s on %s at %s, %s, %s, dummy pid %d%s'
+            % (IMAGE, self.loop, MOUNT, FSTAB, PFILE, self.dummy.pid, ', service ' + UNIT if self.unit else ''))
+
+    def tear_down(self):
+        problems = []
+
+        def step(what, action):
+            try:
+                action()
+            except Exception as error:  # pylint: disable=broad-except
+                problems.append('%s: %s' % (what, getattr(error, 'stderr', None) or error))
+
+        if self.unit:
+            def unit():
+                sh('systemctl', 'stop', UNIT, check=False)
+                os.unlink(UNIT_FILE)
+                sh('systemctl', 'daemon-reload')
+                self.unit = False
+            step('dummy service', unit)
+        if self.dummy is not None:
+            def dummy():
+                self.dummy.terminate()
+                try:
+                    self.dummy.wait(10)
+                except subprocess.TimeoutExpired:
+                    self.dummy.kill()
+                    self.dummy.wait()
+                self.dummy = None
+            step('dummy process', dummy)
+        if self.mount:
+            def unmount():
+                for attempt in range(10):
+                    if sh('umount', MOUNT, check=False).returncode == 0 or not mounted(MOUNT):
+                        break
+                    time.sleep(1)   # a play's worker may still be leaving the mount
+                else:
+                    sh('umount', MOUNT)
+                self.mount = False
+            step('unmount ' + MOUNT, unmount)
+        if self.loop:
+            def detach():
+                if not self.mount:
+                    sh('losetup', '-d', self.loop)
+                    self.loop = None
+            step('losetup -d %s' % self.loop, detach)
+        if not self.mount and not self.loop and os.path.isdir(FIXTURE):
+            step('remove ' + FIXTURE, lambda: shutil.rmtree(FIXTURE))
+        if self.lock is not None:
+            self.lock.close()
+            self.lock = None
+        for problem in problems:
+            log('CLEAN-UP FAILED: %s (finish it by hand: umount %s; losetup -d <device>; rm -rf %s)'
+                % (problem, MOUNT, FIXTURE))
+        if not problems:
+            log('fixture removed: no mount, loop device, dummy process or service left')
+        return not problems
+
+
+def on_signal(number, frame):
+    raise SystemExit(128 + number)
+
+
+def collections_path(ref, workdir):
+    """ANSIBLE_COLLECTIONS_PATH where dbhost.tuning is this checkout (or REF of it) and ansible.posix is found."""
+    top = os.path.join(workdir, 'collections')
+    target = os.path.join(top, 'ansible_collections', 'dbhost', 'tuning')
+    os.makedirs(os.path.dirname(target))
+    commit = None
+    if ref:
+        commit = sh('git', '-C', ROOT, 'rev-parse', '--verify', ref + '^{commit}').stdout.strip()
+        archive = subprocess.run(['git', '-C', ROOT, 'archive', '--format=tar', commit], check=True,
+                                 stdout=subprocess.PIPE).stdout
+        os.makedirs(target)
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            tar.extractall(target)
+    else:
+        os.symlink(ROOT, target)
+    paths = [top, os.path.join(ROOT, '.cache', 'collections')]
+    paths += [path for path in os.environ.get('ANSIBLE_COLLECTIONS_PATH', '').split(os.pathsep) if path]
+    if not any(os.path.isdir(os.path.join(path, 'ansible_collections', 'ansible', 'posix')) for path in paths):
+        raise SystemExit('ansible.posix is not installed (the per-key way needs it): run bash scripts/venv.sh --test')
+    return os.pathsep.join(paths), target, commit
+
+
+def mitogen_strategy_plugins():
+    """The Mitogen strategy folder, installing mitogen 0.3.x into the venv when it is missing."""
+    probe = [VENV_PYTHON, '-c', 'import os, ansible_mitogen; print(os.path.dirname(ansible_mitogen.__file__))']
+    found = subprocess.run(probe, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, universal_newlines=True)
+    if found.returncode != 0:
+        log('installing %s into %s' % (MITOGEN_REQUIREMENT, VENV))
+        subprocess.run([VENV_PYTHON, '-m', 'pip', 'install', '--quiet', MITOGEN_REQUIREMENT], check=True)
+        found = subprocess.run(probe, stdout=subprocess.PIPE, universal_newlines=True, check=True)
+    folder = os.path.join(found.stdout.strip(), 'plugins', 'strategy')
+    if not os.path.isfile(os.path.join(folder, 'mitogen_linear.py')):
+        raise SystemExit('no mitogen_linear strategy in %s' % folder)
+    version = subprocess.run([VENV_PYTHON, '-c', 'import mitogen; print(".".join(map(str, mitogen.__version__)))'],
+                             stdout=subprocess.PIPE, universal_newlines=True).stdout.strip()
+    return folder, version
+
+
+def write_inventory(workdir, hosts, overrides):
+    folder = os.path.join(workdir, 'inventory-%d' % hosts)
+    if os.path.isdir(folder):
+        return folder
+    group_vars = os.path.join(folder, 'group_vars', 'all')
+    os.makedirs(group_vars)
+    os.symlink(PROFILE, os.path.join(group_vars, '00-full_profile.yml'))
+    with open(os.path.join(group_vars, '10-this_machine.yml'), 'w') as handle:
+        handle.write('---\n# What full_bench.py found on this machine (a dummy service where systemd runs).\n')
+        yaml.safe_dump(overrides or {}, handle, default_flow_style=False)
+    names = dict(('bench%03d' % index, None) for index in range(1, hosts + 1))
+    with open(os.path.join(folder, 'hosts.yml'), 'w') as handle:
+        yaml.safe_dump({'all': {'hosts': names, 'vars': {'ansible_connection': 'local',
+                                                         'ansible_python_interpreter': VENV_PYTHON}}},
+                       handle, default_flow_style=False)
+    return folder
+
+
+def run_play(way, playbook, inventory, env, forks, logfile):
+    """One ansible-playbook run: (rc, wall s, CPU s of it and its children, counts per host)."""
+    counts = logfile[:-len('.log')] + '.counts.json'
+    for stale in (counts, counts + '.calls'):
+        if os.path.exists(stale):
+            os.unlink(stale)
+    argv = [PLAYBOOK_BIN, '-i', inventory, '-f', str(forks), playbook]
+    if way == 'ours':
+        argv += ['-e', 'dbhost_drift_report_only=true']
+    env = dict(env, DBHOST_BENCH_COUNTS=counts)
+    with open(logfile, 'w') as out:
+        out.write('# %s\n' % ' '.join(argv))
+        out.flush()
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        start = time.time()
+        # Its own process group, so that on Ctrl-C or a kill the bench ends the play and its workers
+        # (by that group's id) before it unmounts anything.
+        child = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                 env=env, cwd=WORK, start_new_session=True)
+        try:
+            rc = child.wait()
+        except BaseException:
+            for number, grace in ((signal.SIGINT, 10), (signal.SIGTERM, 5), (signal.SIGKILL, 5)):
+                try:
+                    os.killpg(child.pid, number)
+                except OSError as error:
+                    if error.errno == errno.ESRCH:
+                        break
+                try:
+                    child.wait(grace)
+                    break
+                except subprocess.TimeoutExpired:
+                    continue
+            raise
+        wall = time.time() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    try:
+        with open(counts) as handle:
+            per_host = json.load(handle)
+    except (IOError, OSError, ValueError):
+        per_host = {}
+    return rc, wall, cpu, per_host
+
+
+def spread(values):
+    values = sorted(values)
+    if not values:
+        return '?'
+    if values[0] == values[-1]:
+        return '%d' % values[0]
+    return '%d-%d' % (values[0], values[-1])
+
+
+def summarise(runs, hosts):
+    """Best run (by wall) of the ones that succeeded, and per-host counts."""
+    good = [run for run in runs if run['rc'] == 0] or runs
+    best_wall = min(run['wall'] for run in good)
+    best_cpu = min(run['cpu'] for run in good)
+    counts = good[0]['counts']
+    bench_hosts = ['bench%03d' % index for index in range(1, hosts + 1)]
+    row = {
+        'ok': sum(1 for run in runs if run['rc'] == 0), 'runs': len(runs), 'wall': best_wall, 'cpu': best_cpu,
+        'rcs': sorted(set(run['rc'] for run in runs)),
+        'round_trips': spread(counts.get(host, {}).get('round_trips', 0) for host in bench_hosts),
+        'tasks': spread(counts.get(host, {}).get('tasks', 0) for host in bench_hosts),
+        'skipped': spread(counts.get(host, {}).get('skipped', 0) for host in bench_hosts),
+        'records': spread(sum(counts.get(host, {}).get('records', {}).values()) for host in bench_hosts),
+        'modules': counts.get('bench001', {}).get('modules', {}),
+        'statuses': counts.get('bench001', {}).get('records', {}),
+        'trips_max': max([counts.get(host, {}).get('round_trips', 0) for host in bench_hosts] or [0]),
+    }
+    return row
+
+
+def ratio(top, bottom):
+    return top / bottom if bottom > 0 else float('nan')
+
+
+def markdown(meta, table, ways):
+    lines = ['Full-profile drift check, check mode, %s, %s' % (meta['date'], meta['machine']), '',
+             '`%s`' % meta['command'], '']
+    for key in ('collection', 'drift playbook', 'ansible', 'strategy', 'forks', 'repeat', 'load'):
+        lines.append('- %s: %s' % (key, meta[key]))
+    lines += ['', '| hosts | way | wall s | CPU s | round trips/host | tasks/host | skipped/host | records/host | ok runs |',
+              '|---:|---|---:|---:|---:|---:|---:|---:|---|']
+    for hosts, rows in table:
+        for way in ways:
+            row = rows[way]
+            status = '%d/%d' % (row['ok'], row['runs']) + ('' if row['ok'] == row['runs'] else ' (rc %s)' % row['rcs'])
+            lines.append('| %d | %s | %.2f | %.2f | %s | %s | %s | %s | %s |'
+                         % (hosts, way, row['wall'], row['cpu'], row['round_trips'], row['tasks'], row['skipped'],
+                            row['records'] if way == 'ours' else '-', status))
+    if set(('floor', 'per-key', 'ours')) <= set(ways):
+        lines += ['', '| hosts | ours/floor wall | ours/floor CPU | per-key/ours wall | per-key/ours CPU | '
+                      'ours round trips/host |', '|---:|---:|---:|---:|---:|---:|']
+        for hosts, rows in table:
+            floor, per_key, ours = rows['floor'], rows['per-key'], rows['ours']
+            lines.append('| %d | %.2fx | %.2fx | %.2fx | %.2fx | %s |'
+                         % (hosts, ratio(ours['wall'], floor['wall']), ratio(ours['cpu'], floor['cpu']),
+                            ratio(per_key['wall'], ours['wall']), ratio(per_key['cpu'], ours['cpu']),
+                            ours['round_trips']))
+        lines += ['', 'Targets (reported, not asserted): ours at most 2 module round trips per host; at 50 hosts '
+                      'ours at most 1.5x the floor in wall and CPU, and at least 5x less CPU than per-key.']
+        for hosts, rows in table:
+            floor, per_key, ours = rows['floor'], rows['per-key'], rows['ours']
+            checks = ['round trips/host %s %s 2' % (ours['round_trips'], '<=' if ours['trips_max'] <= 2 else '>')]
+            if hosts == 50:
+                for name, value, limit, better in (
+                        ('wall ours/floor', ratio(ours['wall'], floor['wall']), 1.5, 'low'),
+                        ('CPU ours/floor', ratio(ours['cpu'], floor['cpu']), 1.5, 'low'),
+                        ('CPU per-key/ours', ratio(per_key['cpu'], ours['cpu']), 5, 'high')):
+                    met = value <= limit if better == 'low' else value >= limit
+                    checks.append('%s %.2fx %s' % (name, value, 'met' if met else 'NOT met (target %s %sx)'
+                                                   % ('<=' if better == 'low' else '>=', limit)))
+            lines.append('- %d hosts: %s' % (hosts, '; '.join(checks)))
+    lines += ['', 'Module round trips of one host (bench001), by module:']
+    for hosts, rows in table[:1]:
+        for way in ways:
+            modules = ', '.join('%s %d' % item for item in sorted(rows[way]['modules'].items(), key=lambda i: (-i[1], i[0])))
+            lines.append('- %s: %s' % (way, modules or 'none'))
+        if 'ours' in rows:
+            statuses = ', '.join('%s %d' % item for item in sorted(rows['ours']['statuses'].items()))
+            lines.append('- records of ours by status: %s' % (statuses or 'none'))
+    return '\n'.join(lines) + '\n'
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--hosts', default='1,10,50', help='comma-separated host counts (default 1,10,50)')
+    parser.add_argument('--repeat', type=int, default=3, help='runs per way and host count; the best is kept (default 3)')
+    parser.add_argument('--strategy', choices=('linear', 'mitogen'), default='linear',
+                        help='linear (Ansible default) or mitogen (mitogen_linear; installs mitogen 0.3.x if missing)')
+    parser.add_argument('--forks', type=int, default=5, help="ansible-playbook -f (default 5, Ansible's default)")
+    parser.add_argument('--ways', default=','.join(WAYS), help='comma-separated subset of %s' % ','.join(WAYS))
+    parser.add_argument('--playbook', help='the drift playbook of "ours" (default playbooks/drift.yml of the '
+                                           'collection under test)')
+    parser.add_argument('--ref', help='measure the collection as committed at this git ref (git archive) instead '
+                                      'of the working tree, e.g. the "before" of a change')
+    parser.add_argument('--no-warm-up', dest='warm_up', action='store_false',
+                        help='skip the untimed 1-host run of each way first')
+    parser.add_argument('--output', help='markdown file for the table (default .benchmarks/full_bench-<time>.md; '
+                                         'the logs go next to it)')
+    args = parser.parse_args()
+    hosts_list = [int(value) for value in args.hosts.split(',') if value.strip()]
+    ways = [way for way in WAYS if way in args.ways.split(',')]
+    if not hosts_list or min(hosts_list) < 1 or args.repeat < 1 or not ways:
+        parser.error('--hosts, --repeat and --ways need at least one valid value')
+    if os.geteuid() != 0:
+        raise SystemExit('full_bench.py runs as root (loop device, mount, reading every setting)')
+    for tool in ('losetup', 'mkfs.ext4', 'mount', 'umount', 'findmnt', 'taskset'):
+        if shutil.which(tool) is None:
+            raise SystemExit('%s is missing (util-linux, e2fsprogs)' % tool)
+    if not os.access(PLAYBOOK_BIN, os.X_OK):
+        raise SystemExit('%s is missing: run bash scripts/venv.sh --test first' % PLAYBOOK_BIN)
+    with open(PROFILE) as handle:
+        profile = yaml.safe_load(handle)
+    if not str(profile.get('direct_io_fstab', '')).startswith(FIXTURE + '/'):
+        raise SystemExit('%s does not point at %s, which this bench makes' % (PROFILE, FIXTURE))
+
+    stamp = datetime.datetime.now().strftime('%Y%m%d-%H%M%S')
+    output = os.path.abspath(args.output or os.path.join(ROOT, '.benchmarks', 'full_bench-%s.md' % stamp))
+    logs = output[:-3] + '.logs' if output.endswith('.md') else output + '.logs'
+    os.makedirs(logs, exist_ok=True)
+
+    for number in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(number, on_signal)
+    fixture = Fixture()
+    clean = True
+    before = None
+    try:
+        fixture.set_up()
+        before = snapshot()
+        paths, collection, commit = collections_path(args.ref, WORK)
+        playbook = os.path.abspath(args.playbook) if args.playbook else os.path.join(collection, 'playbooks', 'drift.yml')
+        with open(os.path.join(WORK, 'ansible.cfg'), 'w') as handle:
+            handle.write('# empty: the bench runs with Ansible defaults, whatever ~/.ansible.cfg says\n')
+        env = dict((key, value) for key, value in os.environ.items()
+                   if not key.startswith('ANSIBLE_') or key in ('ANSIBLE_FORCE_COLOR',))
+        env.update({
+            'PATH': os.path.join(VENV, 'bin') + os.pathsep + os.environ.get('PATH', ''),
+            'ANSIBLE_CONFIG': os.path.join(WORK, 'ansible.cfg'),
+            'ANSIBLE_COLLECTIONS_PATH': paths,
+            'ANSIBLE_CALLBACK_PLUGINS': CALLBACKS,
+            'ANSIBLE_CALLBACKS_ENABLED': 'bench_counter',
+            'ANSIBLE_LOCALHOST_WARNING': 'false',
+            'ANSIBLE_INVENTORY_UNPARSED_WARNING': 'false',
+            'ANSIBLE_NOCOLOR': 'true',
+            'ANSIBLE_FORCE_COLOR': 'false',
+        })
+        strategy = 'linear (Ansible default)'
+        if args.strategy == 'mitogen':
+            folder, version = mitogen_strategy_plugins()
+            env.update({'ANSIBLE_STRATEGY_PLUGINS': folder, 'ANSIBLE_STRATEGY': 'mitogen_linear'})
+            strategy = 'mitogen_linear (mitogen %s)' % version
+        ansible_version = sh(PLAYBOOK_BIN, '--version', env=env).stdout.splitlines()[0]
+        dirty = sh('git', '-C', ROOT, 'status', '--porcelain', '--', 'playbooks', 'roles', 'plugins', check=False).stdout
+        head = sh('git', '-C', ROOT, 'rev-parse', '--short', 'HEAD', check=False).stdout.strip()
+        if commit:
+            described = '%s as committed at %s (%s)' % ('dbhost.tuning', args.ref, commit[:12])
+        else:
+            described = 'dbhost.tuning working tree at %s%s' % (
+                head, ', with uncommitted changes in playbooks/roles/plugins' if dirty.strip() else '')
+        with open(playbook, 'rb') as handle:
+            book_digest = hashlib.sha256(handle.read()).hexdigest()[:12]
+        books = {'floor': FLOOR, 'per-key': PER_KEY, 'ours': playbook}
+        meta = {
+            'date': datetime.datetime.now().strftime('%Y-%m-%d %H:%M %Z').strip(),
+            'machine': '%s, %d CPUs, %s' % (platform.node() or 'this machine', os.cpu_count() or 0, platform.release()),
+            'command': ' '.join(['python', os.path.relpath(os.path.abspath(sys.argv[0]), ROOT)] + sys.argv[1:]),
+            'collection': described,
+            'drift playbook': '%s (sha256 %s)' % (os.path.relpath(playbook, collection) if playbook.startswith(collection)
+                                                  else playbook, book_digest),
+            'ansible': ansible_version, 'strategy': strategy, 'forks': args.forks,
+            'repeat': '%d run(s) per cell, best kept (wall and CPU each)%s'
+                      % (args.repeat, ', after an untimed 1-host warm-up of each way' if args.warm_up else ''),
+        }
+        load_start = os.getloadavg()
+        log('%s; %s; drift playbook %s; logs in %s' % (described, strategy, playbook, logs))
+
+        if args.warm_up:
+            inventory = write_inventory(WORK, 1, fixture.overrides)
+            for way in ways:
+                rc, wall, cpu, dummy = run_play(way, books[way], inventory, env, args.forks,
+                                                os.path.join(logs, 'warm-up-%s.log' % way))
+                log('warm-up %-7s rc %d, %.1f s' % (way, rc, wall))
+        table = []
+        for hosts in hosts_list:
+            inventory = write_inventory(WORK, hosts, fixture.overrides)
+            runs = dict((way, []) for way in ways)
+            for repeat in range(args.repeat):
+                for way in ways:   # interleaved, so that the machine's noise falls on every way alike
+                    logfile = os.path.join(logs, '%s-%dhosts-%d.log' % (way, hosts, repeat + 1))
+                    rc, wall, cpu, counts = run_play(way, books[way], inventory, env, args.forks, logfile)
+                    runs[way].append({'rc': rc, 'wall': wall, 'cpu': cpu, 'counts': counts})
+                    log('%3d hosts %-7s run %d: rc %d, wall %.2f s, CPU %.2f s%s'
+                        % (hosts, way, repeat + 1, rc, wall, cpu, '' if rc == 0 else ' - see ' + logfile))
+            table.append((hosts, dict((way, summarise(runs[way], hosts)) for way in ways)))
+        load_end = os.getloadavg()
+        meta['load'] = 'load average %.2f at the start, %.2f at the end (1 min)' % (load_start[0], load_end[0])
+        text = markdown(meta, table, ways)
+        with open(output, 'w') as handle:
+            handle.write(text)
+        sys.stdout.write(text)
+        log('table written to %s' % output)
+    finally:
+        after = snapshot() if before is not None else None
+        clean = fixture.tear_down()
+        if before is not None:
+            changed = sorted(name for name in set(before) | set(after) if before.get(name) != after.get(name)
+                             and not name.startswith(FIXTURE))
+            if changed:
+                log('WARNING: changed during the run (check mode should change nothing; other work on this '
+                    'machine may have): %s' % ', '.join(changed))
+            else:
+                log('checked: no watched setting or file changed during the run')
+    return 0 if clean else 1
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -482,6 +482,9 @@ def main():
     logs = output[:-3] + '.logs' if output.endswith('.md') else output + '.logs'
     os.makedirs(logs, exist_ok=True)
 
+    # Ctrl-C raises KeyboardInterrupt even where the shell started the bench with SIGINT ignored
+    # (a background job); SIGTERM and SIGHUP end it the same way, through the clean-up below.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     for number in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(number, on_signal)
     fixture = Fixture()
@@ -563,6 +566,8 @@ def main():
         sys.stdout.write(text)
         log('table written to %s' % output)
     finally:
+        for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):   # a second Ctrl-C must not stop the clean-up
+            signal.signal(number, signal.SIG_IGN)
         after = snapshot() if before is not None else None
         clean = fixture.tear_down()
         if before is not None:
@@ -577,4 +582,8 @@ def main():
 
 
 if __name__ == '__main__':
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        log('interrupted; the fixture was removed')
+        sys.exit(130)

@@ -101,6 +101,7 @@ class CallbackModule(CallbackBase):
         self._skipped = collections.Counter()
         self._failed = collections.Counter()
         self._records = collections.defaultdict(collections.Counter)
+        self._names = collections.defaultdict(list)
         self._hosts = set()
 
     def _records_of(self, result):
@@ -114,6 +115,8 @@ class CallbackModule(CallbackBase):
                 for record in settings:
                     if isinstance(record, dict):
                         self._records[result._host.get_name()][str(record.get('status'))] += 1
+                        self._names[result._host.get_name()].append('%s %s: %s' % (
+                            record.get('target') or '', record.get('name'), record.get('status')))
 
     def _task_done(self, result, failed=False, skipped=False):
         host = result._host.get_name()
@@ -158,6 +161,7 @@ class CallbackModule(CallbackBase):
             'round_trips': sum(calls[host].values()),
             'modules': dict(calls[host]),
             'records': dict(self._records[host]),
+            'record_names': self._names[host],
         }) for host in hosts)
         with open(target, 'w') as handle:
             json.dump(data, handle, indent=1, sort_keys=True)

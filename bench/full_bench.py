@@ -286,7 +286,7 @@ def collections_path(ref, workdir):
 def mitogen_strategy_plugins():
     """The Mitogen strategy folder, installing mitogen 0.3.x into the venv when it is missing."""
     probe = [VENV_PYTHON, '-c', 'import os, ansible_mitogen; print(os.path.dirname(ansible_mitogen.__file__))']
-    found = subprocess.run(probe, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, universal_newlines=True)
+    found = subprocess.run(probe, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, universal_newlines=True, check=False)
     if found.returncode != 0:
         log('installing %s into %s' % (MITOGEN_REQUIREMENT, VENV))
         subprocess.run([VENV_PYTHON, '-m', 'pip', 'install', '--quiet', MITOGEN_REQUIREMENT], check=True)
@@ -295,7 +295,7 @@ def mitogen_strategy_plugins():
     if not os.path.isfile(os.path.join(folder, 'mitogen_linear.py')):
         raise SystemExit('no mitogen_linear strategy in %s' % folder)
     version = subprocess.run([VENV_PYTHON, '-c', 'import mitogen; print(".".join(map(str, mitogen.__version__)))'],
-                             stdout=subprocess.PIPE, universal_newlines=True).stdout.strip()
+                             stdout=subprocess.PIPE, universal_newlines=True, check=False).stdout.strip()
     return folder, version
 
 

@@ -64,8 +64,8 @@ class Key(object):
         spans = ['%d..%d' % span for span in self.ranges]
         if len(self.ranges) == 1:
             return '%s in %s' % (self.kind, spans[0])
-        return '%s: %d integers (%s)%s' % (self.kind, len(self.ranges), ', '.join(spans),
-                                            ', not decreasing' if self.ordered else '')
+        order = ', not decreasing' if self.ordered else ''
+        return '%s: %d integers (%s)%s' % (self.kind, len(self.ranges), ', '.join(spans), order)
 
 
 def _ulong(low=0, high=ULONG_MAX):

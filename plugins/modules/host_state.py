@@ -52,7 +52,8 @@ attributes:
     support: full
     description: A diff for every file any of the plans would edit.
   platform:
-    platforms: [posix]
+    support: full
+    platforms: [linux, freebsd, sunos]
     description: Linux; SunOS and FreeBSD for the settings their roles support.
 notes:
   - The single-kind modules (M(dbhost.tuning.kernel_params), M(dbhost.tuning.hugepages), ...) run the same plans,

@@ -127,4 +127,3 @@ def test_malformed_kernel_cpu_list_is_an_input_error_naming_the_file(tmp_path, o
         numa.read_topology(root)
     assert isinstance(caught.value, InputError)
     assert bad_file in str(caught.value)
-

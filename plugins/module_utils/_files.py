@@ -3,6 +3,18 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Internal to dbhost.tuning: reading, rooting, and atomic writing of text files.
 
+Confinement: every path a module is given names a file as the managed system sees it
+(``/etc/sysctl.d/x.conf``), and ``root`` says where that system is on this host.
+resolve_in_root() finds the file the way a chroot to ``root`` would: every link on the
+way, folders and the file itself, is followed with absolute targets taken from ``root``
+(a link ``/etc/x -> /etc/real`` under ``/mnt/img`` means ``/mnt/img/etc/real``) and
+relative ones from the link's folder.  A ``..`` that would climb above ``root`` is
+refused (PathError naming the link), except with root ``/``, where it stays at ``/`` as
+the kernel does.  Writes never create a folder through a link: a link whose target's
+folder is missing is refused too.  rooted() returns a HostPath, which remembers its root,
+so that read_text(), write_atomic(), remove_file() and FileChange resolve it again in
+the same root right before they read or write.
+
 Pure Python; when an AnsibleModule is passed, its atomic_move() and backup_local()
 are used so that SELinux contexts and Ansible's own conventions are kept.
 """
@@ -13,32 +25,170 @@ __metaclass__ = type
 
 import errno
 import os
+import re
 import shutil
 import stat
 import tempfile
 import time
 
+from ansible_collections.dbhost.tuning.plugins.module_utils._result import InputError
 
-class PathError(ValueError):
-    """A path that would leave the managed root, or is otherwise unusable."""
+# As Linux's MAXSYMLINKS: more links than this on one path is a loop.
+MAX_LINKS = 40
+# tempfile.mkstemp names its files prefix + 8 of these characters.
+_TEMP_SUFFIX = '[a-z0-9_]{8}'
+FOLDER_MODE = 0o755
+
+
+class PathError(InputError):
+    """A path that would leave the managed root, or is otherwise unusable.
+
+    An InputError: run_plan fails the task with its message, which names the path (and
+    the link, when a link is the reason).
+    """
+
+
+class HostPath(str):
+    """A path on this host that rooted() made.
+
+    ``root`` is the folder it lies under and ``shown`` the path as the managed system
+    names it; read_text(), write_atomic(), remove_file() and FileChange take the root
+    from here when they are not given one.  Any string operation gives a plain str.
+    """
+
+    def __new__(cls, host, root, shown):
+        self = str.__new__(cls, host)
+        self.root = root
+        self.shown = shown
+        return self
+
+
+def _root_of(root):
+    root = root or '/'
+    return root.rstrip('/') or '/'
+
+
+def _parts(path):
+    return [part for part in path.split('/') if part not in ('', '.')]
+
+
+def _check_managed(path):
+    if not path or not path.startswith('/'):
+        raise PathError('path %r must be absolute' % (path,))
+    if '..' in _parts(path):
+        raise PathError('path %r must not contain ".."' % (path,))
+
+
+def _resolve(root, path, follow=True):
+    """Resolve ``path`` (absolute, as the managed system names it) under ``root``.
+
+    Returns (host path, dangling): dangling is None, or the message to refuse a write
+    with when a folder that a link's target needs is missing.
+    """
+    root = _root_of(root)
+    at_top = os.path.realpath(root) == '/'
+    done = []
+    # A stack of (part, the link it comes from, that link's target), the next part last.
+    todo = [(part, None, None) for part in reversed(_parts(path))]
+    links = 0
+    dangling = None
+    while todo:
+        part, link, target = todo.pop()
+        if part == '..':
+            if done:
+                done.pop()
+            elif not at_top:
+                raise PathError('%s: the link %s -> %s leads out of %s' % (path, link, target, root))
+            continue
+        host = os.path.join(root, *(done + [part]))
+        try:
+            info = os.lstat(host)
+        except OSError as exc:
+            if exc.errno not in (errno.ENOENT, errno.ENOTDIR):
+                raise
+            if todo and link is not None and dangling is None:
+                dangling = ('%s: the link %s -> %s points into %s, which does not exist under %s; no folder is made '
+                            'through a link' % (path, link, target, '/' + '/'.join(done + [part]), root))
+            done.append(part)
+            continue
+        if stat.S_ISLNK(info.st_mode) and (follow or todo):
+            links += 1
+            if links > MAX_LINKS:
+                raise PathError('%s: too many levels of symbolic links under %s' % (path, root))
+            name = '/' + '/'.join(done + [part])
+            value = os.readlink(host)
+            if value.startswith('/'):
+                done = []
+            todo.extend((p, name, value) for p in reversed(_parts(value)))
+            continue
+        done.append(part)
+    return (os.path.join(root, *done) if done else root), dangling
+
+
+def resolve_in_root(root, path, follow=True):
+    """Return where ``path`` (absolute, as the managed system names it) is on this host.
+
+    Links are followed as a chroot to ``root`` would (see the module's docstring); with
+    ``follow`` false the last part is left as it is when it is a link (its folders are
+    still resolved).  Raises PathError when ``path`` is relative, holds ``..``, loops, or
+    a link leads out of ``root``.  The result is a HostPath remembering ``root``.
+    """
+    _check_managed(path)
+    host, dummy = _resolve(root, path, follow)
+    return HostPath(host, _root_of(root), path)
 
 
 def rooted(root, path):
-    """Return ``path`` (absolute, as seen on the managed system) under ``root``.
+    """Return ``path`` (absolute, as seen on the managed system) under ``root``, links resolved.
 
-    Raises PathError when ``path`` is relative or climbs out of ``root`` with ``..``.
+    The same as resolve_in_root(root, path): every link on the way, the file's own
+    included, is followed within ``root``; a HostPath is returned.
     """
-    if not path or not path.startswith('/'):
-        raise PathError('path %r must be absolute' % (path,))
-    parts = [p for p in path.split('/') if p not in ('', '.')]
-    if '..' in parts:
-        raise PathError('path %r must not contain ".."' % (path,))
-    root = root or '/'
-    return os.path.join(root, *parts) if parts else root
+    return resolve_in_root(root, path)
 
 
-def read_text(path):
-    """Return the file's text, or None when it does not exist."""
+def _host_root(path, root):
+    if root is None:
+        root = getattr(path, 'root', None)
+    return _root_of(root)
+
+
+def _managed(root, path):
+    """The part of host ``path`` under ``root``, as the managed system names it."""
+    full = os.path.abspath(path)
+    top = os.path.abspath(root)
+    if top == '/':
+        managed = full
+    elif full == top:
+        managed = '/'
+    elif full.startswith(top + '/'):
+        managed = full[len(top):]
+    else:
+        raise PathError('%s is not under %s' % (path, root))
+    return managed, top
+
+
+def _resolve_host(root, path):
+    """(host path, dangling) for a host ``path`` under ``root``, resolved again within it.
+
+    A HostPath of the same root is resolved again from the name the managed system
+    gives it, so that the links on its way are seen (and checked) once more.
+    """
+    if isinstance(path, HostPath) and path.root == _root_of(root):
+        return _resolve(path.root, path.shown)
+    managed, top = _managed(root, path)
+    return _resolve(top, managed)
+
+
+def read_text(path, root=None):
+    """Return the file's text, or None when it does not exist.
+
+    With a root (given, or the HostPath's), the path is resolved again within it, so a
+    link is never followed out of it.
+    """
+    root = root if root is not None else getattr(path, 'root', None)
+    if root is not None:
+        path = _resolve_host(root, path)[0]
     try:
         with open(path, 'rb') as handle:
             return handle.read().decode('utf-8', 'surrogateescape')
@@ -69,30 +219,120 @@ def backup(path, module=None):
     return name
 
 
+def stale_temp_name(path):
+    """A pattern matching the names write_atomic's temporary files for ``path`` get."""
+    return re.compile(re.escape('.%s.' % os.path.basename(path)) + _TEMP_SUFFIX + r'\Z')
+
+
+def remove_stale_temps(path):
+    """Remove what killed writes of ``path`` left beside it; return the names removed.
+
+    Only regular files named ``.<name>.`` and eight characters of tempfile.mkstemp's
+    alphabet are removed (``.90-dbhost-tuning.conf.k3j_x8q1``); links, folders and every
+    other name stay.
+    """
+    folder = os.path.dirname(path) or '.'
+    pattern = stale_temp_name(path)
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    removed = []
+    for name in sorted(names):
+        if not pattern.match(name):
+            continue
+        full = os.path.join(folder, name)
+        try:
+            if not stat.S_ISREG(os.lstat(full).st_mode):
+                continue
+            os.unlink(full)
+        except OSError as exc:
+            if exc.errno == errno.ENOENT:
+                continue
+            raise
+        removed.append(full)
+    return removed
+
+
+def _make_folders(folder):
+    """Create ``folder`` and its missing parents, each with FOLDER_MODE whatever the umask."""
+    missing = []
+    while not os.path.isdir(folder):
+        missing.append(folder)
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    for path in reversed(missing):
+        try:
+            os.mkdir(path, FOLDER_MODE)
+        except OSError as exc:
+            if exc.errno != errno.EEXIST or not os.path.isdir(path):
+                raise
+            continue
+        os.chmod(path, FOLDER_MODE)
+
+
+def _move(module, tmp, path, new_mode):
+    """Rename ``tmp`` onto ``path``; a new file (``new_mode`` given) ends with that mode.
+
+    Ansible's atomic_move() sets a new file's mode from the umask after the rename (0666
+    under umask 000): the umask is set for the call so that it gives ``new_mode`` at once,
+    and the mode is set again after it.
+    """
+    if module is None:
+        os.rename(tmp, path)
+    else:
+        saved = os.umask(0o777 & ~new_mode) if new_mode is not None else None
+        try:
+            module.atomic_move(tmp, path, unsafe_writes=False)
+        finally:
+            if saved is not None:
+                os.umask(saved)
+    if new_mode is not None:
+        os.chmod(path, new_mode)
+
+
+def _sync_folder(folder):
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
 def write_atomic(path, content, module=None, mode=0o644, make_parents=False, backup_file=False, root=None):
     """Write ``content`` to ``path`` through a temporary file in the same folder.
 
-    An existing file keeps its owner and mode; a new one gets ``mode``.  Returns the
-    backup's file name when ``backup_file`` is true and there was a file to back up.
-    Nothing is left half-written: the rename is the only step that touches ``path``.
-    A symlink is followed, so the link stays and its target gets the content
-    (Debian's /etc/sysctl.d/99-sysctl.conf -> ../sysctl.conf); ``root``, when given,
-    is a folder the target must not leave.
+    ``root`` (given, or the HostPath's; else ``/``) is where the managed system is: the
+    path is resolved again within it right before the write (see the module's
+    docstring), so a link is followed, the link stays and its target gets the content
+    (Debian's /etc/sysctl.d/99-sysctl.conf -> ../sysctl.conf), and a link out of root
+    raises PathError before anything is written.
+    An existing file keeps its owner and mode; a new one gets ``mode`` whatever the
+    umask, and folders ``make_parents`` creates get 0755.  Temporary files a killed
+    write left beside the file are removed first.  Returns the backup's file name when
+    ``backup_file`` is true and there was a file to back up.  Nothing is left
+    half-written: the rename is the only step that touches the file.
     """
-    if os.path.islink(path):
-        target = os.path.realpath(path)
-        if root and not (target + os.sep).startswith(os.path.realpath(root).rstrip(os.sep) + os.sep):
-            raise PathError('%s is a link to %s, outside %s' % (path, target, root))
-        path = target
-    folder = os.path.dirname(path) or '.'
+    target, dangling = _resolve_host(_host_root(path, root), path)
+    if dangling:
+        raise PathError(dangling)
+    folder = os.path.dirname(target)
     if make_parents and not os.path.isdir(folder):
-        os.makedirs(folder, 0o755)
-    backup_name = backup(path, module) if backup_file else None
+        _make_folders(folder)
+    remove_stale_temps(target)
+    backup_name = backup(target, module) if backup_file else None
     try:
-        existing = os.stat(path)
+        existing = os.stat(target)
     except OSError:
         existing = None
-    fd, tmp = tempfile.mkstemp(prefix='.%s.' % os.path.basename(path), dir=folder)
+    fd, tmp = tempfile.mkstemp(prefix='.%s.' % os.path.basename(target), dir=folder)
     try:
         with os.fdopen(fd, 'wb') as handle:
             handle.write(content.encode('utf-8', 'surrogateescape'))
@@ -102,33 +342,40 @@ def write_atomic(path, content, module=None, mode=0o644, make_parents=False, bac
             _copy_metadata(existing, tmp)
         else:
             os.chmod(tmp, mode)
-        if module is not None:
-            module.atomic_move(tmp, path, unsafe_writes=False)
-        else:
-            os.rename(tmp, path)
+        _move(module, tmp, target, None if existing is not None else mode)
     finally:
-        if os.path.exists(tmp):
+        if os.path.lexists(tmp):
             os.unlink(tmp)
+    _sync_folder(folder)
     return backup_name
 
 
-def remove_file(path, module=None, backup_file=False):
-    """Remove ``path`` if it exists; return the backup's name, if one was made."""
-    if not os.path.exists(path):
+def remove_file(path, module=None, backup_file=False, root=None):
+    """Remove ``path`` if it exists; return the backup's name, if one was made.
+
+    Resolved within ``root`` as write_atomic() does: a link's target is removed, the
+    link stays.
+    """
+    target = _resolve_host(_host_root(path, root), path)[0]
+    remove_stale_temps(target)
+    if not os.path.lexists(target):
         return None
-    backup_name = backup(path, module) if backup_file else None
-    os.unlink(path)
+    backup_name = backup(target, module) if backup_file else None
+    os.unlink(target)
     return backup_name
 
 
 class FileChange(object):
     """A planned edit of one file: compute ``after``, then apply() unless in check mode.
 
-    ``after`` of None means the file is to be removed.
+    ``after`` of None means the file is to be removed.  ``root`` (by default the
+    HostPath's) is the folder the file must not leave; apply() resolves the path in it
+    again.
     """
 
-    def __init__(self, path, before, after, shown_path=None):
+    def __init__(self, path, before, after, shown_path=None, root=None):
         self.path = path
+        self.root = root if root is not None else getattr(path, 'root', None)
         self.shown_path = shown_path or path
         self.before = before
         self.after = after
@@ -138,13 +385,30 @@ class FileChange(object):
         return self.before != self.after
 
     def report(self, result):
+        """Add the diff to ``result``; outside check mode, remove stale temporary files too.
+
+        A run that was killed while writing this file left its temporary file beside it:
+        the next run that plans the file (not in check mode, which changes nothing)
+        removes it, as remove_stale_temps() says.
+        """
+        if not getattr(result, 'check_mode', True):
+            self.tidy()
         if self.needed:
             result.add_diff(self.shown_path, self.before, self.after)
+
+    def tidy(self):
+        """Remove the temporary files killed writes of this file left; return their names."""
+        try:
+            target = _resolve_host(_host_root(self.path, self.root), self.path)[0]
+        except (PathError, OSError):
+            # apply() says why, if it is called.
+            return []
+        return remove_stale_temps(target)
 
     def apply(self, module=None, backup_file=False, mode=0o644, make_parents=True):
         if not self.needed:
             return None
         if self.after is None:
-            return remove_file(self.path, module, backup_file)
+            return remove_file(self.path, module, backup_file, root=self.root)
         return write_atomic(self.path, self.after, module=module, mode=mode,
-                            make_parents=make_parents, backup_file=backup_file)
+                            make_parents=make_parents, backup_file=backup_file, root=self.root)

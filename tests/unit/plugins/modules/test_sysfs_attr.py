@@ -220,10 +220,20 @@ def test_bad_tmpfiles_file_refused(root, run_module):
 def test_symlink_leaving_sys_refused(root, run_module, tmp_path):
     outside = tmp_path / 'outside'
     outside.write_text('1\n')
-    os.symlink(str(outside), os.path.join(root, 'sys', 'kernel', 'escape'))
+    os.symlink('../../outside', os.path.join(root, 'sys', 'kernel', 'escape'))
     result = run_module(sysfs_attr, {'attributes': {'kernel/escape': 2}, 'root': root})
     assert result['failed'] is True and 'resolves outside /sys' in result['msg']
     assert outside.read_text() == '1\n'
+
+
+def test_absolute_symlink_is_resolved_under_root(root, run_module, tmp_path):
+    # An absolute link means the same path under root, as in a chroot: never this host's file.
+    host = tmp_path.parent / ('%s-host' % tmp_path.name)
+    host.write_text('1\n')
+    os.symlink(str(host), os.path.join(root, 'sys', 'kernel', 'escape'))
+    result = run_module(sysfs_attr, {'attributes': {'kernel/escape': 2}, 'root': root})
+    assert result['failed'] is True and '/sys/kernel/escape does not exist' in result['msg']
+    assert host.read_text() == '1\n'
 
 
 def test_offline_image_manages_persisted_side_only(tmp_path, run_module):

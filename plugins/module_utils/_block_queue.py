@@ -81,6 +81,7 @@ def _as_text(value, where):
     if isinstance(value, int):
         return str(value)
     if isinstance(value, str):
+        validate.check_text(value, where)
         text = ' '.join(value.split())
         if not text:
             raise InputError('%s: the value is empty' % where)
@@ -410,6 +411,7 @@ class BlockQueue(object):
             raise InputError('devices must be a non-empty list of selectors with attributes')
         if not self.apply_live and not self.persist:
             raise InputError('apply and persist are both false: there is nothing to do')
+        validate.check_path(self.file, 'file')
         try:
             rooted(self.root, self.file)
         except PathError as exc:

@@ -77,6 +77,7 @@ def _plain_value(raw, name):
         return str(raw)
     if not isinstance(raw, str):
         raise InputError('params %r: %r is neither a string, a number nor a boolean' % (name, raw))
+    validate.check_text(raw, 'params %r' % (name,))
     for bad, what in (('\n', 'a newline'), ('\r', 'a carriage return'), ('\x00', 'a NUL byte')):
         if bad in raw:
             raise InputError('params %r: the value contains %s' % (name, what))

@@ -123,6 +123,9 @@ class Pool(object):
 
 
 def _size_kb(value, where):
+    if isinstance(value, str):
+        # Blanks around the size are forgiven, no other space (U+00A0) or control character.
+        validate.check_path(value.strip(' '), where)
     try:
         size = parse_size(value, name=where)
     except SizingError as exc:
@@ -179,6 +182,7 @@ class HugePages(object):
 
     def _check_files(self):
         for option, path in (('sysctl_file', self.sysctl_file), ('tmpfiles_file', self.tmpfiles_file)):
+            validate.check_path(path, option)
             try:
                 rooted(self.root, path)
             except PathError as exc:

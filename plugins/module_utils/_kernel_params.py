@@ -369,6 +369,7 @@ class KernelParams(object):
         if not isinstance(params, dict) or not params:
             raise InputError('params must be a non-empty dict of name: value'
                              + (' (or a list of names with state=absent)' if self.state == 'absent' else ''))
+        validate.check_path(self.file, 'file')
         try:
             rooted(self.root, self.file)
         except PathError as exc:
@@ -379,7 +380,7 @@ class KernelParams(object):
             try:
                 key = self.backend.validate_name(name)
             except ValueError as exc:
-                raise InputError(str(exc))
+                raise InputError('params: %s' % exc)
             if key in desired:
                 raise InputError('params name %r and another name both mean %r' % (name, key))
             if self.state == 'present':
@@ -406,7 +407,7 @@ class KernelParams(object):
                 key = self.backend.validate_name(name)
                 how = compare.validate(how, 'comparisons %r' % (name,))
             except ValueError as exc:
-                raise InputError(str(exc))
+                raise InputError(str(exc) if str(exc).startswith('comparisons') else 'comparisons: %s' % exc)
             if key not in desired:
                 raise InputError('comparisons %r: not one of the params' % (name,))
             if isinstance(how, list) and desired[key] is not None and len(how) != len(desired[key].split()):

@@ -96,6 +96,7 @@ class ResourceLimits(object):
     def _validate_limits(self):
         if not isinstance(self.raw_limits, (list, tuple)):
             raise InputError('limits must be a list of {domain, type, item, value}')
+        validate.check_path(self.limits_file, 'limits_file')
         try:
             rooted(self.root, self.limits_file)
         except PathError as exc:
@@ -120,6 +121,7 @@ class ResourceLimits(object):
                 raise InputError('%s.type: %r is not one of soft, hard, -' % (where, kind))
             if name not in limits.ITEMS:
                 raise InputError('%s.item: %r is not a pam_limits item (one of %s)' % (where, name, ', '.join(limits.ITEMS)))
+            validate.check_text(item.get('value'), '%s.value' % where)
             try:
                 value = limits.check_value(name, item.get('value'))
             except limits.LimitsValueError as exc:

@@ -38,19 +38,19 @@ _NUMBER = re.compile(r'^-?[0-9]+\Z')
 def sysfs_path(name):
     """``kernel/mm/x`` or ``/sys/kernel/mm/x`` -> ``/sys/kernel/mm/x``; refuses traversal."""
     if not isinstance(name, str) or not name.strip():
-        raise InputError('attribute path %r is empty' % (name,))
+        raise InputError('attributes: path %r is empty' % (name,))
     raw = name.strip()
     if raw.startswith('/'):
         if raw != '/sys' and not raw.startswith('/sys/'):
-            raise InputError('attribute path %r is outside /sys' % (name,))
+            raise InputError('attributes: path %r is outside /sys' % (name,))
         raw = raw[len('/sys'):]
     parts = [part for part in raw.split('/') if part != '']
     if not parts:
-        raise InputError('attribute path %r names /sys itself, not an attribute' % (name,))
+        raise InputError('attributes: path %r names /sys itself, not an attribute' % (name,))
     if any(part in ('.', '..') for part in parts):
-        raise InputError('attribute path %r must not contain "." or ".." components' % (name,))
+        raise InputError('attributes: path %r must not contain "." or ".." components' % (name,))
     if any(char.isspace() for char in raw) or '\x00' in raw:
-        raise InputError('attribute path %r contains whitespace' % (name,))
+        raise InputError('attributes: path %r contains whitespace' % (name,))
     validate.check_name(name.strip(' '), 'attributes')
     return '/sys/' + '/'.join(parts)
 
@@ -64,7 +64,8 @@ def format_value(name, value):
     if not isinstance(value, str):
         raise InputError('attribute %s: value %r is neither a string nor a number' % (name, value))
     if '\n' in value or '\r' in value or '\x00' in value:
-        raise InputError('attribute %s: the value contains a newline' % (name,))
+        raise InputError('attributes: %s: the value contains a newline' % (name,))
+    validate.check_text(value, 'attributes: %s' % (name,))
     text = ' '.join(value.split())
     if not text:
         raise InputError('attribute %s: the value is empty' % (name,))
@@ -115,6 +116,7 @@ class SysfsAttributes(object):
     def validate(self):
         if not isinstance(self.raw_attributes, dict) or not self.raw_attributes:
             raise InputError('attributes must be a non-empty dict of sysfs path: value')
+        validate.check_path(self.file, 'tmpfiles_file')
         try:
             rooted(self.root, self.file)
         except PathError as exc:

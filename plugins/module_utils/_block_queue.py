@@ -23,7 +23,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils import _platform as 
 from ansible_collections.dbhost.tuning.plugins.module_utils import _sysfs as sysfs
 from ansible_collections.dbhost.tuning.plugins.module_utils import _udev as udev
 from ansible_collections.dbhost.tuning.plugins.module_utils import _validate as validate
-from ansible_collections.dbhost.tuning.plugins.module_utils._files import FileChange, PathError, read_text, rooted
+from ansible_collections.dbhost.tuning.plugins.module_utils._files import FileChange, PathError, confine, read_text, rooted
 from ansible_collections.dbhost.tuning.plugins.module_utils._result import (
     FAILED, Result, Setting, decide_status)
 from ansible_collections.dbhost.tuning.plugins.module_utils._result import InputError  # noqa: F401 (re-exported)
@@ -233,6 +233,10 @@ class Device(object):
         self.properties = {}
         if self.dev:
             self.properties = udev.parse_db(read_text(rooted(root, '/run/udev/data/b%s' % self.dev)))
+
+    def attribute(self, name):
+        """The host path of queue attribute ``name``, links resolved within root."""
+        return confine(self.root, os.path.join(self.queue, name))
 
     def _read(self, relative):
         try:
@@ -516,7 +520,7 @@ class BlockQueue(object):
             device = tree.device(disk)
             for name, value in sorted(chosen[disk]['attributes'].items()):
                 where = '%s.attributes.%s on %s' % (chosen[disk]['sources'][name], name, disk)
-                path = os.path.join(device.queue, name)
+                path = device.attribute(name)
                 raw = sysfs.read_raw(path)
                 if raw is None:
                     raise InputError('%s: %s has no queue attribute %s' % (where, disk, name))
@@ -538,7 +542,7 @@ class BlockQueue(object):
                     raise InputError('%s: %s is not a multiple of the page size (%d KiB); the kernel would round it'
                                      % (where, value, page_kb))
                 if name == 'max_sectors_kb':
-                    highest = sysfs.read_value(os.path.join(device.queue, 'max_hw_sectors_kb'))
+                    highest = sysfs.read_value(device.attribute('max_hw_sectors_kb'))
                     if int(value) < page_kb or (highest and _INTEGER.match(highest) and int(value) > int(highest)):
                         raise InputError('%s: %s is outside what %s accepts (%d to %s)'
                                          % (where, value, disk, page_kb, highest))
@@ -571,7 +575,7 @@ class BlockQueue(object):
             device = tree.device(disk)
             for name in self._order(chosen[disk]['attributes']):
                 want = chosen[disk]['attributes'][name]
-                path = os.path.join(device.queue, name)
+                path = device.attribute(name)
                 live_before[(disk, name)] = sysfs.read_value(path)
                 if not self.apply_live or self.check_mode:
                     live_after[(disk, name)] = live_before[(disk, name)]

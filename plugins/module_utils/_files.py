@@ -180,6 +180,20 @@ def _resolve_host(root, path):
     return _resolve(top, managed)
 
 
+def confine(root, path):
+    """Host ``path`` under ``root`` with every link on it resolved within ``root``.
+
+    For the kernel's pseudo-files (<root>/proc/sys, <root>/sys), which are read and
+    written in place rather than through write_atomic(): PathError, naming the link,
+    when one leads out of root.  With root ``/`` the path is returned as it is (the
+    kernel resolves it the same way).
+    """
+    top = _root_of(root)
+    if top == '/' or os.path.realpath(top) == '/':
+        return path
+    return _resolve_host(top, path)[0]
+
+
 def read_text(path, root=None):
     """Return the file's text, or None when it does not exist.
 

@@ -34,7 +34,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils import _platform as 
 from ansible_collections.dbhost.tuning.plugins.module_utils import _sysctl as sysctl
 from ansible_collections.dbhost.tuning.plugins.module_utils import _tmpfiles as tmpfiles
 from ansible_collections.dbhost.tuning.plugins.module_utils import _validate as validate
-from ansible_collections.dbhost.tuning.plugins.module_utils._files import FileChange, PathError, read_text, rooted
+from ansible_collections.dbhost.tuning.plugins.module_utils._files import FileChange, PathError, confine, read_text, rooted
 from ansible_collections.dbhost.tuning.plugins.module_utils._result import (
     FAILED, UNSUPPORTED, Result, Setting, decide_status)
 from ansible_collections.dbhost.tuning.plugins.module_utils._sizing import SizingError, human_size, parse_size
@@ -64,12 +64,12 @@ class Kernel(object):
         self.root = root or '/'
 
     def read_count(self, local_path):
-        with open(local_path) as handle:
+        with open(confine(self.root, local_path)) as handle:
             return int(handle.read().strip())
 
     def write_count(self, local_path, count):
         """Write like ``echo count > nr_hugepages``; OSError carries the kernel's errno."""
-        fd = os.open(local_path, os.O_WRONLY)
+        fd = os.open(confine(self.root, local_path), os.O_WRONLY)
         try:
             os.write(fd, ('%d\n' % count).encode('ascii'))
         finally:

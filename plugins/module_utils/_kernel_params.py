@@ -21,7 +21,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils import _platform as 
 from ansible_collections.dbhost.tuning.plugins.module_utils import _sysctl as sysctl
 from ansible_collections.dbhost.tuning.plugins.module_utils import _sysctl_keys as sysctl_keys
 from ansible_collections.dbhost.tuning.plugins.module_utils import _validate as validate
-from ansible_collections.dbhost.tuning.plugins.module_utils._files import FileChange, PathError, read_text, rooted
+from ansible_collections.dbhost.tuning.plugins.module_utils._files import FileChange, PathError, confine, read_text, rooted
 from ansible_collections.dbhost.tuning.plugins.module_utils._result import (
     FAILED, OK, PENDING_REBOOT, UNSUPPORTED, Result, Setting, decide_status)
 from ansible_collections.dbhost.tuning.plugins.module_utils._result import InputError  # noqa: F401 (re-exported)
@@ -154,7 +154,7 @@ class LinuxBackend(object):
                          % (path, ', '.join(sysctl.SEARCH_DIRS), sysctl.SYSCTL_CONF))
 
     def _proc_file(self, key):
-        return os.path.join(self.proc, sysctl.proc_path(key))
+        return confine(self.root, os.path.join(self.proc, sysctl.proc_path(key)))
 
     def live_exists(self, key):
         return os.path.isfile(self._proc_file(key))

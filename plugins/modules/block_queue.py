@@ -134,25 +134,17 @@ options:
       - Act on a sysfs and file tree under this folder - C(<root>/sys/block), C(<root>/etc/udev/rules.d),
         C(<root>/proc/self/mountinfo), C(<root>/run/udev/data) - instead of the running host.
       - udev is not reloaded when O(root) is not C(/).
-    type: path
-    default: /
-  backup:
-    description: Keep a timestamped copy of O(file) before changing it.
-    type: bool
-    default: false
+extends_documentation_fragment:
+  - dbhost.tuning.common
+  - dbhost.tuning.common.root
+  - dbhost.tuning.common.backup
 attributes:
-  check_mode:
-    support: full
-    description: Nothing on the host changes; records say C(drift) for what would change.
   diff_mode:
-    support: full
     description: Returns the before and after text of O(file).
   platform:
-    support: full
     platforms: [linux, freebsd, sunos]
     description: Linux; on FreeBSD and SunOS every record is C(unsupported), with the reason.
 notes:
-  - Returns the collection's common result - RV(settings), RV(restart_required), RV(reboot_required).
   - The scheduler must be one the device lists in C(queue/scheduler); load the scheduler's kernel module
     first when it is not listed.
   - Several devices with the same identifier (the paths of a multipath LUN share one WWID) share one rule,

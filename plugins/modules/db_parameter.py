@@ -79,16 +79,10 @@ options:
     description: MySQL only. The option group new options are added to.
     type: str
     default: mysqld
-  backup:
-    description: Keep a timestamped copy of each file before changing it.
-    type: bool
-    default: false
   root:
     description:
       - Act on a mounted image or a test tree. Files are read and written under O(root); the live server is
         only asked when O(root) is C(/).
-    type: path
-    default: /
   read_live:
     description: Ask the running server for live values through its client.
     type: bool
@@ -123,23 +117,18 @@ options:
     description: PostgreSQL database psql connects to.
     type: str
     default: postgres
-  fail_on_shadowed:
-    description: Fail the task when another file or entry wins over ours with another value.
-    type: bool
-    default: true
+extends_documentation_fragment:
+  - dbhost.tuning.common
+  - dbhost.tuning.common.root
+  - dbhost.tuning.common.backup
+  - dbhost.tuning.common.shadowed
 attributes:
   check_mode:
-    support: full
     description: Nothing changes, not in files and not in the server; records say V(drift) for what would change.
-  diff_mode:
-    support: full
-    description: Returns the before and after text of every file edited.
   platform:
-    support: full
     platforms: [linux, sunos, freebsd]
     description: Files on any platform; switching to O(os_user) uses C(runuser) and so needs Linux.
 notes:
-  - Returns the collection's common result - RV(settings), RV(restart_required), RV(reboot_required).
   - All input, and every file read, is checked before anything is written; a file the server would refuse
     (an unclosed quote, a missing C(include) or C(IFILE)) stops the task naming the file and line.
   - The module never restarts a database. Use RV(restart_required) for a handler.

@@ -32,8 +32,8 @@ options:
     description:
       - Read C(/proc) and C(/sys) under this folder instead of the running host's (tests, images).
       - An absolute path to an existing folder; anything else fails the task.
-    type: path
-    default: /
+extends_documentation_fragment:
+  - dbhost.tuning.common.root
 attributes:
   check_mode:
     support: full

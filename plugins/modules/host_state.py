@@ -44,15 +44,17 @@ options:
       - Filled by the action plugin from each role's C(defaults/main.yml) and the host's variables.
     type: dict
     required: true
+  fail_on_drift:
+    description:
+      - Fail the task when any record is not clean (its status is neither V(ok) nor V(unsupported)), with the
+        records in the result and RV(drift_gate) true, so that a drift report counts the host as drifted, not as
+        failed. This is the gate of C(playbooks/drift.yml).
+    type: bool
+    default: false
+extends_documentation_fragment:
+  - dbhost.tuning.common
 attributes:
-  check_mode:
-    support: full
-    description: In check mode nothing on the host changes; every record says what would.
-  diff_mode:
-    support: full
-    description: A diff for every file any of the plans would edit.
   platform:
-    support: full
     platforms: [linux, freebsd, sunos]
     description: Linux; SunOS and FreeBSD for the settings their roles support.
 notes:
@@ -72,6 +74,11 @@ EXAMPLES = r'''
 '''
 
 RETURN = r'''
+drift_gate:
+  description: True when the task failed only because records drifted (O(fail_on_drift)).
+  returned: when the task failed on drift
+  type: bool
+  sample: true
 settings:
   description: One record per managed setting, from every plan, with its owner role and kind.
   returned: always
@@ -164,6 +171,7 @@ def main():
             roles=dict(type='list', elements='str',
                        choices=['kernel_params', 'shared_memory', 'block_queue', 'direct_io', 'processor_sets']),
             inputs=dict(type='dict', required=True),
+            fail_on_drift=dict(type='bool', default=False),
         ),
         supports_check_mode=True,
     )

@@ -106,31 +106,22 @@ options:
       - Act on a mounted image or a test tree instead of the running host.
       - Files, C(/proc/meminfo) and C(/sys) are read (and written) under O(root). When O(root) has no
         C(/sys/kernel/mm/hugepages), only the persisted side is managed.
-    type: path
-    default: /
-  backup:
-    description: Keep a timestamped copy of each edited file before changing it.
-    type: bool
-    default: false
-  fail_on_shadowed:
-    description: Fail the task when another file wins at boot over ours for a pool.
-    type: bool
-    default: true
+extends_documentation_fragment:
+  - dbhost.tuning.common
+  - dbhost.tuning.common.root
+  - dbhost.tuning.common.backup
+  - dbhost.tuning.common.shadowed
 attributes:
   check_mode:
-    support: full
     description: >-
       Nothing on the host changes; records say C(drift) for what would change, and the detail warns when the
       memory available now cannot hold the extra pages.
   diff_mode:
-    support: full
     description: Returns the before and after text of O(sysctl_file) and O(tmpfiles_file).
   platform:
-    support: full
     platforms: [linux]
     description: On other platforms every record is C(unsupported) and nothing is touched.
 notes:
-  - Returns the collection's common result - RV(settings), RV(restart_required), RV(reboot_required).
   - In a container, C(/sys/kernel/mm/hugepages) and C(vm.nr_hugepages) are the host's - a write changes the host.
   - A database only uses huge pages allocated before it maps its shared memory - restart it after growing the pool.
 seealso:

@@ -88,29 +88,17 @@ options:
       - Act on a mounted image or a test tree instead of the running host.
       - Files are read and written under O(root). Live values are read and written under C(<root>/proc/sys)
         when that exists; otherwise only the persisted state is managed.
-    type: path
-    default: /
-  backup:
-    description: Keep a timestamped copy of O(file) before changing it.
-    type: bool
-    default: false
-  fail_on_shadowed:
-    description: Fail the task when another file wins at boot over ours for a managed key.
-    type: bool
-    default: true
+extends_documentation_fragment:
+  - dbhost.tuning.common
+  - dbhost.tuning.common.root
+  - dbhost.tuning.common.backup
+  - dbhost.tuning.common.shadowed
 attributes:
-  check_mode:
-    support: full
-    description: Nothing on the host changes; records say C(drift) for what would change.
   diff_mode:
-    support: full
     description: Returns the before and after text of O(file).
   platform:
-    support: full
     platforms: [linux, freebsd, sunos]
     description: Linux (C(/proc/sys), sysctl.d), FreeBSD (C(sysctl), C(/etc/sysctl.conf)), SunOS (C(/etc/system)).
-notes:
-  - Returns the collection's common result, RV(settings), RV(restart_required) and RV(reboot_required).
 seealso:
   - name: sysctl.d(5)
     description: Precedence of sysctl configuration files under systemd.

@@ -82,29 +82,21 @@ options:
     description:
       - The file that holds the mount lines. Defaults to C(/etc/fstab) on Linux and C(/etc/vfstab) on SunOS.
     type: path
-  backup:
-    description: Keep a timestamped copy of the file before changing it.
-    type: bool
-    default: false
   root:
     description:
       - Edit the file under this folder (a mounted image or a test tree) instead of the running host.
       - With a root other than C(/), the live mount table is neither read nor changed.
-    type: path
-    default: /
+extends_documentation_fragment:
+  - dbhost.tuning.common
+  - dbhost.tuning.common.root
+  - dbhost.tuning.common.backup
 attributes:
   check_mode:
-    support: full
     description: Nothing changes, no remount; records say C(drift) for what would change.
-  diff_mode:
-    support: full
-    description: Returns the before and after text of the file.
   platform:
-    support: full
     description: Linux (fstab, mountinfo) and SunOS (vfstab, mnttab).
     platforms: [linux, sunos]
 notes:
-  - Returns the collection's common result - RV(settings), RV(restart_required), RV(reboot_required).
   - Options that mount(8) alone reads (C(nofail), C(_netdev), C(x-systemd.*), C(defaults), ...) are only
     compared in the file; the mount table never shows them.
   - A mount point on several lines of the file is refused, so that the wrong line is never edited.

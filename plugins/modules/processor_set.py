@@ -114,25 +114,17 @@ options:
     description:
       - Read the topology under O(root) and edit the drop-in under it, for a mounted image or a test tree.
         Live processes and services are only read and bound when O(root=/).
-    type: path
-    default: /
-  backup:
-    description: Keep a timestamped copy of the drop-in before changing it.
-    type: bool
-    default: false
+extends_documentation_fragment:
+  - dbhost.tuning.common
+  - dbhost.tuning.common.root
+  - dbhost.tuning.common.backup
 attributes:
-  check_mode:
-    support: full
-    description: Nothing on the host changes; records say C(drift) for what would change.
   diff_mode:
-    support: full
     description: Returns the before and after text of the drop-in.
   platform:
-    support: full
     platforms: [linux, sunos]
     description: Linux (systemd, cpusets, sched_setaffinity) and SunOS (psrset, resource pools).
 notes:
-  - Returns the collection's common result - RV(settings), RV(restart_required), RV(reboot_required).
   - The huge pages of a database bound here are put on the same node with M(dbhost.tuning.hugepages)
     (C(pages) with C(node)); the C(dbhost.tuning.processor_sets) role does both.
 seealso:

@@ -132,30 +132,19 @@ options:
   root:
     description: Act on a mounted image or a test tree - files are read and written under O(root); live values are
       read only when O(root) is C(/).
-    type: path
-    default: /
-  backup:
-    description: Keep a timestamped copy of each edited file before changing it.
-    type: bool
-    default: false
-  fail_on_shadowed:
-    description: Fail the task when another file wins over ours for a managed limit.
-    type: bool
-    default: true
+extends_documentation_fragment:
+  - dbhost.tuning.common
+  - dbhost.tuning.common.root
+  - dbhost.tuning.common.backup
+  - dbhost.tuning.common.shadowed
 attributes:
   check_mode:
-    support: full
     description: Nothing changes (no file, no daemon-reload); records say C(drift) for what would change.
-  diff_mode:
-    support: full
-    description: Returns the before and after text of every edited file.
   platform:
-    support: full
     platforms: [linux, sunos]
     description: O(limits) and O(service) on Linux, O(projects) on SunOS; a part the platform cannot have gives
       C(unsupported) records and is not touched.
 notes:
-  - Returns the collection's common result - RV(settings), RV(restart_required), RV(reboot_required).
   - pam_limits does not apply group and wildcard lines to root.
 seealso:
   - name: limits.conf(5)

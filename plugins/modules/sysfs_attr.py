@@ -58,29 +58,18 @@ options:
       - Act on a mounted image or a test tree instead of the running host.
       - Files are read and written under O(root); live values under C(<root>/sys) when it holds a sysfs
         tree, otherwise only the persisted side is managed.
-    type: path
-    default: /
-  backup:
-    description: Keep a timestamped copy of O(tmpfiles_file) before changing it.
-    type: bool
-    default: false
-  fail_on_shadowed:
-    description: Fail the task when another tmpfiles.d file wins at boot over ours for a managed attribute.
-    type: bool
-    default: true
+extends_documentation_fragment:
+  - dbhost.tuning.common
+  - dbhost.tuning.common.root
+  - dbhost.tuning.common.backup
+  - dbhost.tuning.common.shadowed
 attributes:
-  check_mode:
-    support: full
-    description: Nothing on the host changes; records say C(drift) for what would change.
   diff_mode:
-    support: full
     description: Returns the before and after text of O(tmpfiles_file).
   platform:
-    support: full
     platforms: [linux]
     description: On other platforms every record is C(unsupported) and nothing is touched.
 notes:
-  - Returns the collection's common result - RV(settings), RV(restart_required), RV(reboot_required).
   - In a container, most of C(/sys) belongs to the host; a write there changes the host.
 seealso:
   - name: tmpfiles.d(5)

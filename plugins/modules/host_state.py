@@ -44,13 +44,6 @@ options:
       - Filled by the action plugin from each role's C(defaults/main.yml) and the host's variables.
     type: dict
     required: true
-  fail_on_drift:
-    description:
-      - Fail the task when any record is not clean (its status is neither V(ok) nor V(unsupported)), with the
-        records in the result and RV(drift_gate) true, so that a drift report counts the host as drifted, not as
-        failed. This is the gate of C(playbooks/drift.yml).
-    type: bool
-    default: false
 extends_documentation_fragment:
   - dbhost.tuning.common
 attributes:
@@ -74,11 +67,6 @@ EXAMPLES = r'''
 '''
 
 RETURN = r'''
-drift_gate:
-  description: True when the task failed only because records drifted (O(fail_on_drift)).
-  returned: when the task failed on drift
-  type: bool
-  sample: true
 settings:
   description: One record per managed setting, from every plan, with its owner role and kind.
   returned: always
@@ -171,7 +159,6 @@ def main():
             roles=dict(type='list', elements='str',
                        choices=['kernel_params', 'shared_memory', 'block_queue', 'direct_io', 'processor_sets']),
             inputs=dict(type='dict', required=True),
-            fail_on_drift=dict(type='bool', default=False),
         ),
         supports_check_mode=True,
     )

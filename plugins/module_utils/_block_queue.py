@@ -27,6 +27,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils._files import FileCh
 from ansible_collections.dbhost.tuning.plugins.module_utils._result import (
     FAILED, Result, Setting, decide_status)
 from ansible_collections.dbhost.tuning.plugins.module_utils._result import InputError  # noqa: F401 (re-exported)
+from ansible_collections.dbhost.tuning.plugins.module_utils._plan import Plan
 
 DEFAULT_FILE = '/etc/udev/rules.d/61-dbhost-tuning.rules'
 HEADER = ('# Managed by dbhost.tuning.block_queue: block queue attributes of selected devices.\n'
@@ -386,7 +387,7 @@ class Tree(object):
                          % (path, point, source or 'no source', number, self.sys_block))
 
 
-class BlockQueue(object):
+class BlockQueue(Plan):
     """One run of the block_queue module: validate, select, plan, apply (unless check mode), report."""
 
     def __init__(self, devices, apply=True, persist=True, file=None, root='/', allow_empty=False,
@@ -727,8 +728,3 @@ class BlockQueue(object):
                                    None, None, decide_status(None, None, self.check_mode, unsupported=True), why))
         return result
 
-    def failure_message(self, result):
-        failed = result.failed_settings()
-        if not failed:
-            return None
-        return 'refused by the kernel: %s' % ', '.join('%s (%s)' % (s.name, s.detail) for s in failed)

@@ -31,6 +31,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils._files import FileCh
 from ansible_collections.dbhost.tuning.plugins.module_utils._result import (
     FAILED, PENDING_RESTART, UNSUPPORTED, Result, Setting, decide_status)
 from ansible_collections.dbhost.tuning.plugins.module_utils._result import InputError  # noqa: F401 (re-exported)
+from ansible_collections.dbhost.tuning.plugins.module_utils._plan import Plan
 
 ENGINES = ('oracle', 'postgresql', 'mysql')
 MAX_INCLUDE_DEPTH = 10
@@ -640,8 +641,11 @@ class MysqlEngine(Engine):
 ENGINE_CLASSES = {'oracle': OracleEngine, 'postgresql': PostgresqlEngine, 'mysql': MysqlEngine}
 
 
-class DbParameter(object):
+class DbParameter(Plan):
     """One run of the db_parameter module: validate, plan, apply (unless check mode), report."""
+
+    failed_label = 'not applied'
+    shadowed_label = 'shadowed'
 
     def __init__(self, engine, params, path=None, backup=False, root='/', oracle_home=None, oracle_sid=None,
                  sid='*', mysql_section='mysqld', read_live=True, reload=True, os_user=None, login_user=None,
@@ -1015,11 +1019,3 @@ class DbParameter(object):
                                '; '.join(details)))
         return result
 
-    def failure_message(self, result):
-        problems = []
-        failed = result.failed_settings()
-        if failed:
-            problems.append('not applied: %s' % ', '.join('%s (%s)' % (s.name, s.detail) for s in failed))
-        if self.shadowed and self.fail_on_shadowed:
-            problems.append('shadowed: %s' % ', '.join('%s by %s' % pair for pair in self.shadowed))
-        return '; '.join(problems) or None

@@ -31,6 +31,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils._processor_set impor
 from ansible_collections.dbhost.tuning.plugins.module_utils._resource_limits import ResourceLimits
 from ansible_collections.dbhost.tuning.plugins.module_utils._result import InputError, Result
 from ansible_collections.dbhost.tuning.plugins.module_utils._sysfs_attr import SysfsAttributes
+from ansible_collections.dbhost.tuning.plugins.module_utils._plan import Plan
 
 
 class Context(object):
@@ -75,7 +76,7 @@ def _build(call, ctx):
     return PLANS[call.kind](dict((key, value) for key, value in call.kwargs.items() if value is not None), ctx)
 
 
-class HostState(object):
+class HostState(Plan):
     """One host's desired state, checked or applied in one process."""
 
     def __init__(self, roles, inputs, check_mode=False, runner=None, bin_path=None, db_runner=None,
@@ -185,10 +186,14 @@ class HostState(object):
                 output.setdefault(key, value)
         return output
 
-    def failure_message(self, result):
+    def failed_records(self, result):
+        # Each plan words its own failures (extra_problems); none are counted twice.
+        return []
+
+    def extra_problems(self, result):
         problems = []
         for call, plan, part in self.ran:
             message = plan.failure_message(part)
             if message:
                 problems.append('%s (%s): %s' % (call.owner, call.label, message))
-        return '; '.join(problems) or None
+        return problems

@@ -39,6 +39,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils._result import (
     FAILED, UNSUPPORTED, Result, Setting, decide_status)
 from ansible_collections.dbhost.tuning.plugins.module_utils._sizing import SizingError, human_size, parse_size
 from ansible_collections.dbhost.tuning.plugins.module_utils._result import InputError  # noqa: F401 (re-exported)
+from ansible_collections.dbhost.tuning.plugins.module_utils._plan import Plan
 
 DEFAULT_SYSCTL_FILE = '/etc/sysctl.d/90-dbhost-tuning-hugepages.conf'
 DEFAULT_TMPFILES_FILE = '/etc/tmpfiles.d/90-dbhost-tuning-hugepages.conf'
@@ -135,8 +136,18 @@ def _size_kb(value, where):
     return size // 1024
 
 
-class HugePages(object):
+class HugePages(Plan):
     """One run of the hugepages module: validate, plan, apply (unless check mode), report."""
+
+    def failed_records(self, result):
+        # A short allocation is a failed record too; it is worded by extra_problems().
+        return [s for s in result.failed_settings() if s.detail.startswith('the kernel refused')]
+
+    def extra_problems(self, result):
+        if self.short and self.on_short == 'fail':
+            return ['short huge page allocation: %s' % '; '.join(
+                '%s requested %d, allocated %d' % item for item in self.short)]
+        return []
 
     def __init__(self, pages, on_short='fail', compact=True, apply=True, persist=True,
                  sysctl_file=None, tmpfiles_file=None, root='/', backup=False, fail_on_shadowed=True,
@@ -483,17 +494,6 @@ class HugePages(object):
                     % (pool.count - live, human_size(extra), human_size(free)))
         return ''
 
-    def failure_message(self, result):
-        problems = []
-        refused = [s for s in result.failed_settings() if s.detail.startswith('the kernel refused')]
-        if refused:
-            problems.append('refused by the kernel: %s' % ', '.join('%s (%s)' % (s.name, s.detail) for s in refused))
-        if self.short and self.on_short == 'fail':
-            problems.append('short huge page allocation: %s' % '; '.join(
-                '%s requested %d, allocated %d' % item for item in self.short))
-        if self.shadowed and self.fail_on_shadowed:
-            problems.append('shadowed at boot: %s' % ', '.join('%s by %s' % pair for pair in self.shadowed))
-        return '; '.join(problems) or None
 
 
 def _as_count(value):

@@ -25,6 +25,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils._files import FileCh
 from ansible_collections.dbhost.tuning.plugins.module_utils._result import (
     FAILED, OK, PENDING_REBOOT, UNSUPPORTED, Result, Setting, decide_status)
 from ansible_collections.dbhost.tuning.plugins.module_utils._result import InputError  # noqa: F401 (re-exported)
+from ansible_collections.dbhost.tuning.plugins.module_utils._plan import Plan
 
 HEADER = '# Managed by dbhost.tuning.kernel_params; local edits to these keys are overwritten.'
 
@@ -330,7 +331,7 @@ def _format_value(value):
     raise InputError('value %r is neither a number, a string nor a list' % (value,))
 
 
-class KernelParams(object):
+class KernelParams(Plan):
     """One run of the kernel_params module: validate, plan, apply (unless check mode), report."""
 
     def __init__(self, params, state='present', apply=True, persist=True, file=None, mode='exact',
@@ -561,13 +562,3 @@ class KernelParams(object):
             details.append('%s %s' % ('would write' if self.check_mode else 'wrote', self.file))
         return Setting(key, self.file, want, live_now, winner_value, status, '; '.join(details), comparison=how)
 
-    def failure_message(self, result):
-        """The message that fails the task, or None."""
-        problems = []
-        failed = result.failed_settings()
-        if failed:
-            problems.append('refused by the kernel: %s' % ', '.join(
-                '%s (%s)' % (s.name, s.detail) for s in failed))
-        if self.shadowed and self.fail_on_shadowed:
-            problems.append('shadowed at boot: %s' % ', '.join('%s by %s' % pair for pair in self.shadowed))
-        return '; '.join(problems) or None

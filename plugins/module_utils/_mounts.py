@@ -35,6 +35,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils._files import FileCh
 from ansible_collections.dbhost.tuning.plugins.module_utils._result import (
     CHANGED, FAILED, OK, PENDING_REBOOT, Result, Setting, decide_status)
 from ansible_collections.dbhost.tuning.plugins.module_utils._result import InputError  # noqa: F401 (re-exported)
+from ansible_collections.dbhost.tuning.plugins.module_utils._plan import Plan
 
 
 # ---------------------------------------------------------------------------- options
@@ -467,7 +468,7 @@ class MountRequest(object):
         self.remount_skipped = None
 
 
-class MountOptions(object):
+class MountOptions(Plan):
     """One run of the mount_options module: validate, plan, write, remount, report.
 
     ``mounts``: a list of {path, present, absent}.  ``live_root``: where /proc (Linux) or
@@ -475,6 +476,11 @@ class MountOptions(object):
     other than ``/``: remounting would act on the running host, not on the image).
     ``runner(argv)`` returns (rc, stdout, stderr).
     """
+
+    def failed_text(self, failed):
+        # One line per mount point and option, whichever record it came from.
+        return 'remount refused: %s' % ', '.join(sorted(set('%s on %s (%s)' % (s.name, s.target, s.detail)
+                                                              for s in failed)))
 
     def __init__(self, mounts, remount=True, file=None, root='/', backup=False, check_mode=False,
                  system_name=None, runner=None, live_root='/', mount_command='mount'):
@@ -782,10 +788,3 @@ class MountOptions(object):
             'remount_error': request.remount_error,
         }
 
-    @staticmethod
-    def failure_message(result):
-        failed = result.failed_settings()
-        if not failed:
-            return None
-        problems = set('%s on %s (%s)' % (s.name, s.target, s.detail) for s in failed)
-        return 'remount refused: %s' % ', '.join(sorted(problems))

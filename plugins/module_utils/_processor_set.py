@@ -26,6 +26,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils._files import FileCh
 from ansible_collections.dbhost.tuning.plugins.module_utils._result import (
     FAILED, OK, PENDING_RESTART, UNSUPPORTED, Result, Setting, decide_status)
 from ansible_collections.dbhost.tuning.plugins.module_utils._result import InputError  # noqa: F401 (re-exported)
+from ansible_collections.dbhost.tuning.plugins.module_utils._plan import Plan
 
 DROPIN_NAME = '90-dbhost-tuning-cpus.conf'
 HEADER = '# Managed by dbhost.tuning.processor_set; the keys below are overwritten on every run.'
@@ -904,8 +905,14 @@ def _sunos_class():
     return SunOSProcessorSet
 
 
-class ProcessorSet(object):
+class ProcessorSet(Plan):
     """Entry point: picks the platform's implementation."""
+
+    failed_separator = '; '
+
+    @property
+    def failed_label(self):
+        return 'processor set %s' % self.impl.name
 
     def __init__(self, args, check_mode=False, runner=None, system_name=None, **kwargs):
         try:
@@ -918,8 +925,3 @@ class ProcessorSet(object):
     def run(self, module=None):
         return self.impl.run(module)
 
-    def failure_message(self, result):
-        failed = result.failed_settings()
-        if not failed:
-            return None
-        return 'processor set %s: %s' % (self.impl.name, '; '.join('%s (%s)' % (s.name, s.detail) for s in failed))

@@ -30,6 +30,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils._files import FileCh
 from ansible_collections.dbhost.tuning.plugins.module_utils._result import (
     FAILED, PENDING_RESTART, UNSUPPORTED, Result, Setting, decide_status)
 from ansible_collections.dbhost.tuning.plugins.module_utils._result import InputError  # noqa: F401 (re-exported)
+from ansible_collections.dbhost.tuning.plugins.module_utils._plan import Plan
 
 DEFAULT_LIMITS_FILE = '/etc/security/limits.d/90-dbhost-tuning.conf'
 DEFAULT_DROPIN_NAME = '90-dbhost-tuning.conf'
@@ -48,8 +49,11 @@ _UNSUPPORTED_WHY = {
 }
 
 
-class ResourceLimits(object):
+class ResourceLimits(Plan):
     """One run of the resource_limits module."""
+
+    failed_label = 'failed'
+    shadowed_label = 'shadowed'
 
     def __init__(self, limits_list=None, limits_file=None, service=None, service_limits=None,
                  dropin_name=None, projects=None, root='/', backup=False, fail_on_shadowed=True,
@@ -528,14 +532,6 @@ class ResourceLimits(object):
         return Setting('project ' + name, project_db.ETC_PROJECT, want, None, now, status, '; '.join(details))
 
     # ---------------------------------------------------------------- outcome
-    def failure_message(self, result):
-        problems = []
-        failed = result.failed_settings()
-        if failed:
-            problems.append('failed: %s' % ', '.join('%s (%s)' % (s.name, s.detail) for s in failed))
-        if self.shadowed and self.fail_on_shadowed:
-            problems.append('shadowed: %s' % ', '.join('%s by %s' % pair for pair in self.shadowed))
-        return '; '.join(problems) or None
 
 
 def _pair(name, value):

@@ -28,6 +28,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils._files import FileCh
 from ansible_collections.dbhost.tuning.plugins.module_utils._result import (
     FAILED, UNSUPPORTED, Result, Setting, decide_status)
 from ansible_collections.dbhost.tuning.plugins.module_utils._result import InputError  # noqa: F401 (re-exported)
+from ansible_collections.dbhost.tuning.plugins.module_utils._plan import Plan
 
 DEFAULT_TMPFILES_FILE = '/etc/tmpfiles.d/90-dbhost-tuning.conf'
 HEADER = ('# Managed by dbhost.tuning: sysfs attributes that systemd-tmpfiles writes at boot;\n'
@@ -86,7 +87,7 @@ def same_value(actual, desired):
     return have == want
 
 
-class SysfsAttributes(object):
+class SysfsAttributes(Plan):
     """One run of the sysfs_attr module: validate, plan, apply (unless check mode), report."""
 
     def __init__(self, attributes, apply=True, persist=True, tmpfiles_file=None, root='/', backup=False,
@@ -278,11 +279,3 @@ class SysfsAttributes(object):
             details.insert(0, '%s %s' % ('would write' if self.check_mode else 'wrote', self.file))
         return Setting(path, target, want, live_now, persisted_now, status, '; '.join(details))
 
-    def failure_message(self, result):
-        problems = []
-        failed = result.failed_settings()
-        if failed:
-            problems.append('refused by the kernel: %s' % ', '.join('%s (%s)' % (s.name, s.detail) for s in failed))
-        if self.shadowed and self.fail_on_shadowed:
-            problems.append('shadowed at boot: %s' % ', '.join('%s by %s' % pair for pair in self.shadowed))
-        return '; '.join(problems) or None

@@ -1,0 +1,60 @@
+# -*- coding: utf-8 -*-
+# Copyright: contributors to dbhost.tuning
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Internal to dbhost.tuning: what every kind's plan shares.
+
+A plan (KernelParams, HugePages, SysfsAttributes, ResourceLimits, BlockQueue,
+MountOptions, DbParameter, ProcessorSet, and HostState over all of them) is made from
+a module's options, refuses bad input in its constructor or validate(), and has
+run(module) -> Result.  run_plan() (_result.py) ends every module with it, and
+HostState runs several in one process.
+
+Why a task fails is derived here, from the records, in one way for every kind:
+the records whose status is ``failed`` (the system refused a value), then what the
+kind adds (extra_problems(): a short huge page allocation, say), then the keys
+another source shadows when the user asked to fail on that (``shadowed`` holds
+(name, winner) pairs, ``fail_on_shadowed`` the option).  A kind says only how it
+words them.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+
+class Plan(object):
+    """Base of every kind's plan: the failure message derived from the records."""
+
+    # 'refused by the kernel: kernel.shmmni (Invalid argument)'
+    failed_label = 'refused by the kernel'
+    failed_separator = ', '
+    # 'shadowed at boot: vm.swappiness by /etc/sysctl.d/99-local.conf'
+    shadowed_label = 'shadowed at boot'
+    shadowed = ()
+    fail_on_shadowed = False
+
+    def failed_records(self, result):
+        """The records that make the task fail (by default every ``failed`` one)."""
+        return result.failed_settings()
+
+    @staticmethod
+    def describe_failed(setting):
+        return '%s (%s)' % (setting.name, setting.detail)
+
+    def failed_text(self, failed):
+        return '%s: %s' % (self.failed_label, self.failed_separator.join(self.describe_failed(s) for s in failed))
+
+    def extra_problems(self, result):
+        """What else makes this kind's task fail, as phrases (none by default)."""
+        return []
+
+    def failure_message(self, result):
+        """The message that fails the task, or None when it succeeded."""
+        problems = []
+        failed = self.failed_records(result)
+        if failed:
+            problems.append(self.failed_text(failed))
+        problems.extend(self.extra_problems(result))
+        if self.shadowed and self.fail_on_shadowed:
+            problems.append('%s: %s' % (self.shadowed_label, ', '.join('%s by %s' % pair for pair in self.shadowed)))
+        return '; '.join(problems) or None

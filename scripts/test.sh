@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Run every test of the collection; installs what it needs first (as root on
 # Debian 12: podman, base images, .venv). Stages, in order:
-#   unit       pytest tests/unit
+#   unit       pytest tests/unit tests/integration (the kill test starts the
+#              modules as processes on fake trees; no container)
 #   sanity     ansible-test sanity (Python 3.11) on a copy of the git-tracked files
 #   lint       ansible-lint --profile production on roles/ and playbooks/
 #   molecule   molecule test -s NAME for every molecule/*/molecule.yml
@@ -22,7 +23,7 @@ if [ "$#" -eq 0 ] && [ -n "${DBHOST_TEST_STAGES:-}" ]; then
   set -- $DBHOST_TEST_STAGES
 fi
 [ "$#" -gt 0 ] || set -- unit sanity lint molecule
-case " $* " in *" -h "* | *" --help "*) sed -n '2,14p' "${BASH_SOURCE[0]}"; exit 0 ;; esac
+case " $* " in *" -h "* | *" --help "*) sed -n '2,15p' "${BASH_SOURCE[0]}"; exit 0 ;; esac
 
 selected=()
 for stage in "$@"; do
@@ -85,7 +86,9 @@ stage_setup_db_servers() {
 
 stage_unit() {
   [ -d tests/unit ] || { log "no tests/unit folder"; return 1; }
-  python -m pytest tests/unit
+  [ -d tests/integration ] || { log "no tests/integration folder"; return 1; }
+  # One run: pytest takes the first folder's pytest.ini (the import mode) for both.
+  python -m pytest tests/unit tests/integration
 }
 
 # ansible-test puts pip into each sanity virtual environment with a get-pip

@@ -1,8 +1,11 @@
 # -*- coding: utf-8 -*-
-"""Make the checkout importable as ansible_collections.dbhost.tuning for plain pytest.
+"""Make the checkout importable as ansible_collections.dbhost.tuning for plain pytest,
+and the fixtures every unit test may ask for.
 
 ansible-test units does this itself; plain pytest needs a folder with the
 ansible_collections/dbhost/tuning layout, made here as a symlink to the checkout.
+Plain helper functions (put, read, write, digest, records) are in helpers.py beside
+this file; plugins/modules/conftest.py adds run_module.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -12,6 +15,8 @@ __metaclass__ = type
 import os
 import sys
 import tempfile
+
+import pytest
 
 CHECKOUT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -29,3 +34,13 @@ def _collection_root():
 
 if 'ansible_collections.dbhost.tuning' not in sys.modules:
     sys.path.insert(0, _collection_root())
+
+
+@pytest.fixture
+def linux(monkeypatch):
+    """The code under test sees a Linux host (``_platform.system()``), whatever this machine runs.
+
+    A test file that runs on Linux throughout says ``pytestmark = pytest.mark.usefixtures('linux')``.
+    """
+    from ansible_collections.dbhost.tuning.plugins.module_utils import _platform
+    monkeypatch.setattr(_platform, 'system', lambda: 'Linux')

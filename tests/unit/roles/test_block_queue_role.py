@@ -9,7 +9,6 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import importlib.util
 import json
 import os
 import shutil
@@ -19,12 +18,10 @@ import sys
 import pytest
 import yaml
 
+from ansible_collections.dbhost.tuning.tests.unit.fixtures.block import fake_sysfs
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 CHECKOUT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
-FIXTURES = os.path.join(HERE, '..', 'fixtures', 'block')
-_spec = importlib.util.spec_from_file_location('fake_sysfs', os.path.join(FIXTURES, 'fake_sysfs.py'))
-fake_sysfs = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(fake_sysfs)
 
 PLAYBOOK = shutil.which('ansible-playbook', path=os.path.dirname(sys.executable)) or shutil.which('ansible-playbook')
 pytestmark = pytest.mark.skipif(PLAYBOOK is None, reason='ansible-playbook is not installed')

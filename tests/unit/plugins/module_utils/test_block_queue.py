@@ -7,7 +7,6 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import importlib.util
 import os
 
 import pytest
@@ -15,11 +14,10 @@ import yaml
 
 from ansible_collections.dbhost.tuning.plugins.module_utils import _block_queue as bq
 from ansible_collections.dbhost.tuning.plugins.module_utils import _platform as platforms
+from ansible_collections.dbhost.tuning.tests.unit.fixtures.block import fake_sysfs
+from ansible_collections.dbhost.tuning.tests.unit.helpers import records
 
 FIXTURES = os.path.join(os.path.dirname(__file__), '..', '..', 'fixtures', 'block')
-_spec = importlib.util.spec_from_file_location('fake_sysfs', os.path.join(FIXTURES, 'fake_sysfs.py'))
-fake_sysfs = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(fake_sysfs)
 
 RULES = '/etc/udev/rules.d/61-dbhost-tuning.rules'
 
@@ -60,10 +58,6 @@ def rules(root):
 
 def plan(root, devices, kernel=None, **kwargs):
     return bq.BlockQueue(devices, root=root, writer=kernel or fake_sysfs.FakeKernel(), system_name='Linux', **kwargs)
-
-
-def records(result):
-    return dict((s.name, s) for s in result.settings)
 
 
 # ---------------------------------------------------------------- selection

@@ -8,14 +8,7 @@ import os
 import pytest
 
 from ansible_collections.dbhost.tuning.plugins.module_utils import _host_facts as host_facts
-
-
-def put(root, path, text):
-    full = os.path.join(root, path)
-    if not os.path.isdir(os.path.dirname(full)):
-        os.makedirs(os.path.dirname(full))
-    with open(full, 'w') as handle:
-        handle.write(text)
+from ansible_collections.dbhost.tuning.tests.unit.helpers import put
 
 
 @pytest.fixture

@@ -6,13 +6,12 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import hashlib
 import os
 
 import pytest
 
-from ansible_collections.dbhost.tuning.plugins.module_utils import _platform
 from ansible_collections.dbhost.tuning.plugins.module_utils._host_state import HostState
+from ansible_collections.dbhost.tuning.tests.unit.helpers import digest, put
 
 GIB = 1024 ** 3
 ULONG = '18446744073692774399'
@@ -20,29 +19,7 @@ FACTS = {'system': 'Linux', 'memory': {'total_bytes': 64 * GIB, 'page_size': 409
          'hugepages': {2097152: {}}, 'mounts': []}
 
 
-@pytest.fixture(autouse=True)
-def linux(monkeypatch):
-    monkeypatch.setattr(_platform, 'system', lambda: 'Linux')
-
-
-def put(root, path, text):
-    local = os.path.join(root, path.lstrip('/'))
-    if not os.path.isdir(os.path.dirname(local)):
-        os.makedirs(os.path.dirname(local))
-    with open(local, 'w') as handle:
-        handle.write(text)
-
-
-def digest(root):
-    hashed = hashlib.sha256()
-    for folder, dirs, names in sorted(os.walk(root)):
-        dirs.sort()
-        for name in sorted(names):
-            path = os.path.join(folder, name)
-            hashed.update(path.encode())
-            with open(path, 'rb') as handle:
-                hashed.update(handle.read())
-    return hashed.hexdigest()
+pytestmark = pytest.mark.usefixtures('linux')
 
 
 @pytest.fixture

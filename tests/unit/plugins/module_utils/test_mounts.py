@@ -16,6 +16,7 @@ import yaml
 
 from ansible_collections.dbhost.tuning.plugins.module_utils import _mounts as mounts
 from ansible_collections.dbhost.tuning.plugins.module_utils._result import CHANGED, DRIFT, FAILED, OK, PENDING_REBOOT
+from ansible_collections.dbhost.tuning.tests.unit.helpers import read
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'fixtures', 'mounts')
 
@@ -274,11 +275,6 @@ def run(tree, items, system='Linux', runner=None, **kwargs):
     kwargs.setdefault('live_root', tree)
     plan = mounts.MountOptions(items, root=tree, system_name=system, runner=runner, **kwargs)
     return plan, plan.run()
-
-
-def read(tree, name):
-    with open(os.path.join(tree, name)) as handle:
-        return handle.read()
 
 
 def records(result):

@@ -3,7 +3,6 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import hashlib
 import os
 import subprocess
 import sys
@@ -14,6 +13,7 @@ import yaml
 
 from ansible_collections.dbhost.tuning.plugins.module_utils import _numa as numa
 from ansible_collections.dbhost.tuning.plugins.module_utils import _processor_set as ps
+from ansible_collections.dbhost.tuning.tests.unit.helpers import digest, write
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 with open(os.path.join(HERE, 'topologies.yml')) as _handle:
@@ -23,13 +23,6 @@ with open(os.path.join(HERE, 'selection_cases.yml')) as _handle:
 
 UNIT = 'db.service'
 DROPIN = '/etc/systemd/system/db.service.d/90-dbhost-tuning-cpus.conf'
-
-
-def write(path, text):
-    if not os.path.isdir(os.path.dirname(path)):
-        os.makedirs(os.path.dirname(path))
-    with open(path, 'w') as handle:
-        handle.write(text)
 
 
 def make_topology(base, name):
@@ -45,19 +38,6 @@ def make_topology(base, name):
         write(os.path.join(folder, 'meminfo'), 'Node %d MemTotal:       %d kB\nNode %d MemFree: 1 kB\n'
               % (node, info['memory_kb'], node))
     return base
-
-
-def tree_digest(root):
-    digest = hashlib.sha256()
-    for folder, dirs, names in sorted(os.walk(root)):
-        dirs.sort()
-        for name in sorted(names):
-            path = os.path.join(folder, name)
-            digest.update(path.encode())
-            with open(path, 'rb') as handle:
-                digest.update(handle.read())
-            digest.update(str(os.stat(path).st_mode).encode())
-    return digest.hexdigest()
 
 
 # ------------------------------------------------------------------ selection
@@ -199,9 +179,9 @@ def run(args, check_mode=False, **kwargs):
 
 def test_offline_root_writes_dropin_then_is_idempotent(image):
     args = {'name': 'db', 'cpus': 'node:1', 'service': 'db', 'root': image}
-    digest = tree_digest(image)
+    before = digest(image)
     dry = run(args, check_mode=True).as_dict()
-    assert tree_digest(image) == digest
+    assert digest(image) == before
     assert dry['changed'] is True
     assert [s['status'] for s in dry['settings']] == ['drift']
     assert dry['settings'][0]['persisted'] is None
@@ -260,10 +240,10 @@ def test_offline_root_processes_are_unsupported(image):
 ])
 def test_bad_input_refused_before_any_change(image, args, message):
     args = dict(args, root=image)
-    digest = tree_digest(image)
+    before = digest(image)
     with pytest.raises(ps.InputError, match=message.replace('(', r'\(').replace(')', r'\)')):
         run(args)
-    assert tree_digest(image) == digest
+    assert digest(image) == before
 
 
 # ------------------------------------------------------------------ cpuset v1 on a fake tree

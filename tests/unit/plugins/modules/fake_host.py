@@ -12,14 +12,9 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import hashlib
-import importlib.util
-import os
 
-FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), 'fixtures')
-_spec = importlib.util.spec_from_file_location('fake_sysfs', os.path.join(FIXTURES, 'block', 'fake_sysfs.py'))
-fake_sysfs = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(fake_sysfs)
+from ansible_collections.dbhost.tuning.tests.unit import helpers
+from ansible_collections.dbhost.tuning.tests.unit.fixtures.block import fake_sysfs
 
 PGCONF = '/etc/postgresql/16/main/postgresql.conf'
 MYCNF = '/etc/mysql/my.cnf'
@@ -88,12 +83,8 @@ BASELINE = {
 }
 
 
-def put(root, path, text):
-    local = os.path.join(root, path.lstrip('/'))
-    if not os.path.isdir(os.path.dirname(local)):
-        os.makedirs(os.path.dirname(local))
-    with open(local, 'w') as handle:
-        handle.write(text)
+put = helpers.put
+digest = helpers.digest  # fake_host.digest(root): what the tests compare before and after a call
 
 
 def build(root):
@@ -101,20 +92,3 @@ def build(root):
     for path, text in FILES.items():
         put(root, path, text)
     return root
-
-
-def digest(root):
-    """Every file's path, bytes and mode, every link's target and every folder's name under ``root``."""
-    sha = hashlib.sha256()
-    for folder, dirs, names in sorted(os.walk(root)):
-        dirs.sort()
-        sha.update(('D %s\n' % os.path.relpath(folder, root)).encode())
-        for name in sorted(names + [d for d in dirs if os.path.islink(os.path.join(folder, d))]):
-            path = os.path.join(folder, name)
-            sha.update(('F %s %o\n' % (os.path.relpath(path, root), os.lstat(path).st_mode)).encode())
-            if os.path.islink(path):
-                sha.update(os.readlink(path).encode())
-            else:
-                with open(path, 'rb') as handle:
-                    sha.update(handle.read())
-    return sha.hexdigest()

@@ -37,9 +37,12 @@ with open(os.path.join(HERE, 'bad_inputs.yml')) as _handle:
 CASES = [(module, case) for module in MODULES for case in CORPUS.get(module) or []]
 
 
+pytestmark = pytest.mark.usefixtures('linux')
+
+
 @pytest.fixture(autouse=True)
-def linux(monkeypatch):
-    monkeypatch.setattr(platforms, 'system', lambda: 'Linux')
+def kernel_stub(monkeypatch):
+    """4 KiB pages, and no write reaches a sysfs file."""
     monkeypatch.setattr(platforms, 'page_size', lambda: 4096)
 
     def no_kernel_write(path, value):

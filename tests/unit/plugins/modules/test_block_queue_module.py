@@ -7,24 +7,17 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import importlib.util
-import os
 
 import pytest
 
 from ansible_collections.dbhost.tuning.plugins.module_utils import _platform as platforms
 from ansible_collections.dbhost.tuning.plugins.module_utils import _sysfs as sysfs
 from ansible_collections.dbhost.tuning.plugins.modules import block_queue
-
-FIXTURES = os.path.join(os.path.dirname(__file__), '..', '..', 'fixtures', 'block')
-_spec = importlib.util.spec_from_file_location('fake_sysfs', os.path.join(FIXTURES, 'fake_sysfs.py'))
-fake_sysfs = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(fake_sysfs)
+from ansible_collections.dbhost.tuning.tests.unit.fixtures.block import fake_sysfs
 
 
 @pytest.fixture(autouse=True)
-def linux_kernel(monkeypatch):
-    monkeypatch.setattr(platforms, 'system', lambda: 'Linux')
+def linux_kernel(linux, monkeypatch):
     monkeypatch.setattr(platforms, 'page_size', lambda: 4096)
     kernel = fake_sysfs.FakeKernel(refuse={'nr_requests': 1023})
     monkeypatch.setattr(sysfs, 'write_value', kernel)

@@ -4,7 +4,6 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import hashlib
 import os
 import shutil
 import stat
@@ -13,6 +12,7 @@ import pytest
 
 from ansible_collections.dbhost.tuning.plugins.module_utils import _db_parameter as dbp
 from ansible_collections.dbhost.tuning.plugins.modules import db_parameter
+from ansible_collections.dbhost.tuning.tests.unit.helpers import digest, read, records
 
 FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
                         'fixtures', 'db')
@@ -33,30 +33,8 @@ def tree(tmp_path, engine):
     return root
 
 
-def read(root, path):
-    with open(os.path.join(root, path.lstrip('/'))) as handle:
-        return handle.read()
-
-
 def fixture(engine, path):
     return read(os.path.join(FIXTURES, engine), path)
-
-
-def digest(root):
-    sha = hashlib.sha256()
-    for folder, dirs, names in sorted(os.walk(root)):
-        dirs.sort()
-        for name in sorted(names):
-            path = os.path.join(folder, name)
-            sha.update(path.encode())
-            with open(path, 'rb') as handle:
-                sha.update(handle.read())
-            sha.update(str(os.stat(path).st_mode).encode())
-    return sha.hexdigest()
-
-
-def records(result):
-    return dict((s['name'], s) for s in result['settings'])
 
 
 class FakeRunner(object):

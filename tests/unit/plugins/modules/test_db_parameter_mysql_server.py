@@ -20,6 +20,7 @@ import time
 import pytest
 
 from ansible_collections.dbhost.tuning.plugins.module_utils import _db_parameter as dbp
+from ansible_collections.dbhost.tuning.tests.unit.helpers import run, server_unavailable
 
 SERVER = shutil.which('mariadbd', path='/usr/sbin:/usr/bin') or shutil.which('mysqld', path='/usr/sbin:/usr/bin')
 INSTALL_DB = shutil.which('mariadb-install-db') or shutil.which('mysql_install_db')
@@ -43,26 +44,12 @@ max_connections = 30
 '''
 
 
-def _unavailable(reason):
-    """Skip, unless scripts/test.sh installed the servers (DBHOST_REQUIRE_DB_SERVERS=1): then fail."""
-    if os.environ.get('DBHOST_REQUIRE_DB_SERVERS') == '1':
-        pytest.fail('%s, although scripts/install-db-servers.sh installed the servers' % reason)
-    pytest.skip(reason)
-
-
-def _run(argv, data=None, environ=None):
-    env = dict(os.environ)
-    env.update(environ or {})
-    proc = subprocess.run(argv, input=data, env=env, capture_output=True, text=True, cwd='/', check=False)
-    return proc.returncode, proc.stdout, proc.stderr
-
-
 def _start(cnf, base):
     server = subprocess.Popen([SERVER, '--defaults-file=%s' % cnf], stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL)
     for dummy in range(100):
         if os.path.exists(os.path.join(base, 'mysqld.sock')):
-            rc, out, err = _run([CLIENT, '-S', os.path.join(base, 'mysqld.sock'), '-N', '-B', '-e', 'SELECT 1'])
+            rc, out, err = run([CLIENT, '-S', os.path.join(base, 'mysqld.sock'), '-N', '-B', '-e', 'SELECT 1'])
             if rc == 0:
                 return server
         time.sleep(0.2)
@@ -79,20 +66,20 @@ def _stop(server):
 @pytest.fixture
 def server():
     if not (SERVER and INSTALL_DB and CLIENT):
-        _unavailable('no MariaDB/MySQL server, install-db tool and client installed')
+        server_unavailable('no MariaDB/MySQL server, install-db tool and client installed')
     if os.geteuid() != 0:
-        _unavailable('needs root: the server runs as the mysql user and root logs in through the socket')
+        server_unavailable('needs root: the server runs as the mysql user and root logs in through the socket')
     try:
         mysql = pwd.getpwnam('mysql')
     except KeyError:
-        _unavailable('no mysql user')
+        server_unavailable('no mysql user')
     base = tempfile.mkdtemp(prefix='dbhost-my-', dir='/tmp')
     os.chown(base, mysql.pw_uid, mysql.pw_gid)
     cnf = os.path.join(base, 'my.cnf')
     with open(cnf, 'w') as handle:
         handle.write(CNF.format(base=base))
-    rc, out, err = _run([INSTALL_DB, '--defaults-file=%s' % cnf, '--skip-test-db',
-                         '--auth-root-authentication-method=socket'])
+    rc, out, err = run([INSTALL_DB, '--defaults-file=%s' % cnf, '--skip-test-db',
+                        '--auth-root-authentication-method=socket'])
     assert rc == 0, out + err
     state = {'base': base, 'cnf': cnf, 'process': _start(cnf, base)}
     try:
@@ -104,7 +91,7 @@ def server():
 
 def _plan(server, params, check_mode=False):
     return dbp.DbParameter('mysql', params, path=server['cnf'], login_host=os.path.join(server['base'], 'mysqld.sock'),
-                           check_mode=check_mode, runner=_run, which=lambda name: CLIENT)
+                           check_mode=check_mode, runner=run, which=lambda name: CLIENT)
 
 
 def test_real_server_persisted_live_and_restart(server):

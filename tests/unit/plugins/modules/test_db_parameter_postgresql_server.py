@@ -15,12 +15,12 @@ import glob
 import os
 import pwd
 import shutil
-import subprocess
 import tempfile
 
 import pytest
 
 from ansible_collections.dbhost.tuning.plugins.module_utils import _db_parameter as dbp
+from ansible_collections.dbhost.tuning.tests.unit.helpers import run, server_unavailable
 
 BINARIES = sorted(glob.glob('/usr/lib/postgresql/*/bin/initdb'))
 
@@ -31,60 +31,46 @@ def _as_postgres(argv):
     return argv
 
 
-def _unavailable(reason):
-    """Skip, unless scripts/test.sh installed the servers (DBHOST_REQUIRE_DB_SERVERS=1): then fail."""
-    if os.environ.get('DBHOST_REQUIRE_DB_SERVERS') == '1':
-        pytest.fail('%s, although scripts/install-db-servers.sh installed the servers' % reason)
-    pytest.skip(reason)
-
-
-def _run(argv, data=None, environ=None):
-    env = dict(os.environ)
-    env.update(environ or {})
-    proc = subprocess.run(argv, input=data, env=env, capture_output=True, text=True, cwd='/', check=False)
-    return proc.returncode, proc.stdout, proc.stderr
-
-
 @pytest.fixture
 def cluster():
     if not BINARIES:
-        _unavailable('no PostgreSQL server binaries under /usr/lib/postgresql')
+        server_unavailable('no PostgreSQL server binaries under /usr/lib/postgresql')
     if os.geteuid() == 0:
         try:
             owner = pwd.getpwnam('postgres')
         except KeyError:
-            _unavailable('running as root without a postgres user')
+            server_unavailable('running as root without a postgres user')
     bindir = os.path.dirname(BINARIES[-1])
     base = tempfile.mkdtemp(prefix='dbhost-pg-', dir='/tmp')
     if os.geteuid() == 0:
         os.chown(base, owner.pw_uid, owner.pw_gid)
     data = os.path.join(base, 'data')
     port = 20000 + os.getpid() % 20000
-    rc, out, err = _run(_as_postgres([os.path.join(bindir, 'initdb'), '-D', data, '-A', 'trust', '-U', 'postgres',
-                                      '--no-sync']))
+    rc, out, err = run(_as_postgres([os.path.join(bindir, 'initdb'), '-D', data, '-A', 'trust', '-U', 'postgres',
+                                     '--no-sync']))
     assert rc == 0, err
     with open(os.path.join(data, 'postgresql.conf'), 'a') as handle:
         handle.write("listen_addresses = ''\nport = %d\nunix_socket_directories = '%s'\n" % (port, base))
     pg_ctl = _as_postgres([os.path.join(bindir, 'pg_ctl'), '-D', data, '-w', '-l', os.path.join(base, 'log')])
-    rc, out, err = _run(pg_ctl + ['start'])
+    rc, out, err = run(pg_ctl + ['start'])
     assert rc == 0, out + err
     try:
         yield {'base': base, 'data': data, 'port': port, 'bindir': bindir, 'pg_ctl': pg_ctl}
     finally:
-        _run(pg_ctl + ['-m', 'fast', 'stop'])
+        run(pg_ctl + ['-m', 'fast', 'stop'])
         shutil.rmtree(base, ignore_errors=True)
 
 
 def _plan(cluster, params, check_mode=False):
     return dbp.DbParameter(
         'postgresql', params, path=os.path.join(cluster['data'], 'postgresql.conf'), login_host=cluster['base'],
-        login_port=cluster['port'], check_mode=check_mode, runner=_run, fail_on_shadowed=False,
+        login_port=cluster['port'], check_mode=check_mode, runner=run, fail_on_shadowed=False,
         which=lambda name: os.path.join(cluster['bindir'], name))
 
 
 def _psql(cluster, sql):
-    rc, out, err = _run(_as_postgres([os.path.join(cluster['bindir'], 'psql'), '-XAtq', '-h', cluster['base'],
-                                      '-p', str(cluster['port']), '-d', 'postgres', '-c', sql]))
+    rc, out, err = run(_as_postgres([os.path.join(cluster['bindir'], 'psql'), '-XAtq', '-h', cluster['base'],
+                                     '-p', str(cluster['port']), '-d', 'postgres', '-c', sql]))
     assert rc == 0, err
     return out.strip()
 
@@ -117,7 +103,7 @@ def test_real_server_static_dynamic_shadowed_and_restart(cluster):
     assert again.changed is False
     assert [s.status for s in again.settings] == ['pending_restart', 'ok']
 
-    rc, out, err = _run(cluster['pg_ctl'] + ['-m', 'fast', 'restart'])
+    rc, out, err = run(cluster['pg_ctl'] + ['-m', 'fast', 'restart'])
     assert rc == 0, out + err
     after_restart = _plan(cluster, params).run()
     assert dict((s.name, s.status) for s in after_restart.settings) == {

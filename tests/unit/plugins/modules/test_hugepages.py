@@ -13,7 +13,6 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import hashlib
 import os
 
 import pytest
@@ -21,6 +20,7 @@ import pytest
 from ansible_collections.dbhost.tuning.plugins.modules import hugepages
 from ansible_collections.dbhost.tuning.plugins.module_utils import _hugepages
 from ansible_collections.dbhost.tuning.plugins.module_utils import _platform
+from ansible_collections.dbhost.tuning.tests.unit.helpers import digest, put, read, records
 
 SYSCTL_FILE = '/etc/sysctl.d/90-dbhost-tuning-hugepages.conf'
 TMPFILES_FILE = '/etc/tmpfiles.d/90-dbhost-tuning-hugepages.conf'
@@ -39,22 +39,7 @@ Hugepagesize:       2048 kB
 '''
 
 
-@pytest.fixture(autouse=True)
-def linux(monkeypatch):
-    monkeypatch.setattr(_platform, 'system', lambda: 'Linux')
-
-
-def put(root, path, text):
-    local = os.path.join(root, path.lstrip('/'))
-    if not os.path.isdir(os.path.dirname(local)):
-        os.makedirs(os.path.dirname(local))
-    with open(local, 'w') as handle:
-        handle.write(text)
-
-
-def read(root, path):
-    with open(os.path.join(root, path.lstrip('/'))) as handle:
-        return handle.read()
+pytestmark = pytest.mark.usefixtures('linux')
 
 
 RealKernel = _hugepages.Kernel
@@ -111,22 +96,6 @@ def kernel(root, monkeypatch):
     made = FakeKernel(root)
     monkeypatch.setattr(_hugepages, 'Kernel', lambda root_path: made)
     return made
-
-
-def digest(root):
-    hashed = hashlib.sha256()
-    for folder, dirs, names in sorted(os.walk(root)):
-        dirs.sort()
-        for name in sorted(names):
-            path = os.path.join(folder, name)
-            hashed.update(path.encode())
-            with open(path, 'rb') as handle:
-                hashed.update(handle.read())
-    return hashed.hexdigest()
-
-
-def records(result):
-    return dict((s['name'], s) for s in result['settings'])
 
 
 PAGES = [{'count': 512}, {'size': '1G', 'count': 4, 'node': 1}]

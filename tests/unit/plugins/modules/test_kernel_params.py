@@ -4,7 +4,6 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import errno
-import hashlib
 import os
 
 import pytest
@@ -12,6 +11,7 @@ import pytest
 from ansible_collections.dbhost.tuning.plugins.modules import kernel_params
 from ansible_collections.dbhost.tuning.plugins.module_utils import _kernel_params
 from ansible_collections.dbhost.tuning.plugins.module_utils import _platform
+from ansible_collections.dbhost.tuning.tests.unit.helpers import digest, put, read, records
 
 OUR_FILE = '/etc/sysctl.d/90-dbhost-tuning.conf'
 HEADER = '# Managed by dbhost.tuning.kernel_params; local edits to these keys are overwritten.\n'
@@ -27,47 +27,17 @@ LIVE = {
 }
 
 
-@pytest.fixture(autouse=True)
-def linux(monkeypatch):
-    monkeypatch.setattr(_platform, 'system', lambda: 'Linux')
+pytestmark = pytest.mark.usefixtures('linux')
 
 
 @pytest.fixture
 def root(tmp_path):
     base = str(tmp_path)
     for key, value in LIVE.items():
-        path = os.path.join(base, 'proc', 'sys', key)
-        if not os.path.isdir(os.path.dirname(path)):
-            os.makedirs(os.path.dirname(path))
-        with open(path, 'w') as handle:
-            handle.write(value + '\n')
+        put(base, 'proc/sys/' + key, value + '\n')
     os.makedirs(os.path.join(base, 'etc', 'sysctl.d'))
-    os.makedirs(os.path.join(base, 'usr', 'lib', 'sysctl.d'))
-    with open(os.path.join(base, 'usr', 'lib', 'sysctl.d', '50-default.conf'), 'w') as handle:
-        handle.write('# vendor\nkernel.panic_on_oops = 0\n')
+    put(base, '/usr/lib/sysctl.d/50-default.conf', '# vendor\nkernel.panic_on_oops = 0\n')
     return base
-
-
-def read(root, path):
-    with open(os.path.join(root, path.lstrip('/'))) as handle:
-        return handle.read()
-
-
-def tree_digest(root):
-    digest = hashlib.sha256()
-    for folder, dirs, names in sorted(os.walk(root)):
-        dirs.sort()
-        for name in sorted(names):
-            path = os.path.join(folder, name)
-            digest.update(path.encode())
-            with open(path, 'rb') as handle:
-                digest.update(handle.read())
-            digest.update(str(os.stat(path).st_mode).encode())
-    return digest.hexdigest()
-
-
-def records(result):
-    return dict((s['name'], s) for s in result['settings'])
 
 
 PARAMS = {'kernel.sem': [250, 32000, 100, 128], 'kernel/shmmni': 4096, 'kernel.panic_on_oops': 1,
@@ -75,9 +45,9 @@ PARAMS = {'kernel.sem': [250, 32000, 100, 128], 'kernel/shmmni': 4096, 'kernel.p
 
 
 def test_check_mode_changes_nothing_and_reports_drift(root, run_module):
-    before = tree_digest(root)
+    before = digest(root)
     result = run_module(kernel_params, {'params': PARAMS, 'root': root}, check_mode=True, diff=True)
-    assert tree_digest(root) == before
+    assert digest(root) == before
     assert result['changed'] is True
     by_name = records(result)
     # live fine, and no file sets it: the kernel's built-in SHMMNI (4096) applies at boot
@@ -207,12 +177,12 @@ def test_keeps_comments_owner_mode_and_backup(root, run_module):
     ({'params': {'kernel.shmmni': 1}, 'file': '/etc/sysctl.d/../x.conf'}, '..'),
 ])
 def test_bad_input_fails_before_touching_anything(root, run_module, args, message):
-    before = tree_digest(root)
+    before = digest(root)
     args = dict(args, root=root)
     result = run_module(kernel_params, args)
     assert result['failed'] is True
     assert message in result['msg']
-    assert tree_digest(root) == before
+    assert digest(root) == before
 
 
 def test_offline_root_manages_persisted_only(tmp_path, run_module):

@@ -7,22 +7,13 @@ import os
 
 import pytest
 
-from ansible_collections.dbhost.tuning.plugins.module_utils import _platform
 from ansible_collections.dbhost.tuning.plugins.modules import processor_set
+from ansible_collections.dbhost.tuning.tests.unit.helpers import write
 
 DROPIN = 'etc/systemd/system/postgresql.service.d/90-dbhost-tuning-cpus.conf'
 
 
-@pytest.fixture(autouse=True)
-def linux(monkeypatch):
-    monkeypatch.setattr(_platform, 'system', lambda: 'Linux')
-
-
-def write(path, text):
-    if not os.path.isdir(os.path.dirname(path)):
-        os.makedirs(os.path.dirname(path))
-    with open(path, 'w') as handle:
-        handle.write(text)
+pytestmark = pytest.mark.usefixtures('linux')
 
 
 @pytest.fixture

@@ -7,7 +7,6 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import hashlib
 import os
 import time
 
@@ -17,6 +16,7 @@ from ansible_collections.dbhost.tuning.plugins.modules import resource_limits
 from ansible_collections.dbhost.tuning.plugins.module_utils import _platform
 from ansible_collections.dbhost.tuning.plugins.module_utils import _resource_limits as plan_module
 from ansible_collections.dbhost.tuning.plugins.module_utils import _systemd
+from ansible_collections.dbhost.tuning.tests.unit.helpers import digest, put, read, records
 
 OURS = '/etc/security/limits.d/90-dbhost-tuning.conf'
 DROPIN = '/etc/systemd/system/postgresql.service.d/90-dbhost-tuning.conf'
@@ -32,42 +32,11 @@ PROC_LIMITS = ''.join('%-25s %-20s %-20s %-10s\n' % row for row in [
 ])
 
 
-@pytest.fixture(autouse=True)
-def linux(monkeypatch):
-    monkeypatch.setattr(_platform, 'system', lambda: 'Linux')
-
-
-def put(root, path, text):
-    local = os.path.join(root, path.lstrip('/'))
-    if not os.path.isdir(os.path.dirname(local)):
-        os.makedirs(os.path.dirname(local))
-    with open(local, 'w') as handle:
-        handle.write(text)
-
-
-def read(root, path):
-    with open(os.path.join(root, path.lstrip('/'))) as handle:
-        return handle.read()
+pytestmark = pytest.mark.usefixtures('linux')
 
 
 def exists(root, path):
     return os.path.exists(os.path.join(root, path.lstrip('/')))
-
-
-def digest(root):
-    hashed = hashlib.sha256()
-    for folder, dirs, names in sorted(os.walk(root)):
-        dirs.sort()
-        for name in sorted(names):
-            path = os.path.join(folder, name)
-            hashed.update(path.encode())
-            with open(path, 'rb') as handle:
-                hashed.update(handle.read())
-    return hashed.hexdigest()
-
-
-def records(result):
-    return dict((s['name'], s) for s in result['settings'])
 
 
 @pytest.fixture

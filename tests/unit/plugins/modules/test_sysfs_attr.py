@@ -7,7 +7,6 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import hashlib
 import os
 
 import pytest
@@ -16,6 +15,7 @@ from ansible_collections.dbhost.tuning.plugins.modules import sysfs_attr
 from ansible_collections.dbhost.tuning.plugins.module_utils import _platform
 from ansible_collections.dbhost.tuning.plugins.module_utils import _sysfs
 from ansible_collections.dbhost.tuning.plugins.module_utils import _sysfs_attr
+from ansible_collections.dbhost.tuning.tests.unit.helpers import digest, put, read, records
 
 THP = '/sys/kernel/mm/transparent_hugepage/enabled'
 DEFRAG = '/sys/kernel/mm/transparent_hugepage/defrag'
@@ -31,22 +31,7 @@ TREE = {
 }
 
 
-@pytest.fixture(autouse=True)
-def linux(monkeypatch):
-    monkeypatch.setattr(_platform, 'system', lambda: 'Linux')
-
-
-def put(root, path, text):
-    local = os.path.join(root, path.lstrip('/'))
-    if not os.path.isdir(os.path.dirname(local)):
-        os.makedirs(os.path.dirname(local))
-    with open(local, 'w') as handle:
-        handle.write(text)
-
-
-def read(root, path):
-    with open(os.path.join(root, path.lstrip('/'))) as handle:
-        return handle.read()
+pytestmark = pytest.mark.usefixtures('linux')
 
 
 @pytest.fixture
@@ -71,22 +56,6 @@ def root(tmp_path, monkeypatch):
             handle.write(' '.join('[%s]' % c if c == value else c for c in choices) + '\n')
     monkeypatch.setattr(_sysfs, 'write_value', kernel_write)
     return base
-
-
-def digest(root):
-    hashed = hashlib.sha256()
-    for folder, dirs, names in sorted(os.walk(root)):
-        dirs.sort()
-        for name in sorted(names):
-            path = os.path.join(folder, name)
-            hashed.update(path.encode())
-            with open(path, 'rb') as handle:
-                hashed.update(handle.read())
-    return hashed.hexdigest()
-
-
-def records(result):
-    return dict((s['name'], s) for s in result['settings'])
 
 
 def test_check_mode_changes_nothing_and_reports_drift(root, run_module):

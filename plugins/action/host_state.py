@@ -61,9 +61,10 @@ class ActionModule(ActionBase):
         result = super(ActionModule, self).run(tmp, task_vars)
         task_vars = task_vars or {}
         args = dict(self._task.args)
-        unknown = sorted(set(args) - set(['roles', 'inputs']))
+        unknown = sorted(set(args) - set(['roles', 'inputs', 'fail_on_drift']))
         if unknown:
-            raise AnsibleActionFail('host_state: unknown option(s) %s (it takes roles and inputs)' % ', '.join(unknown))
+            raise AnsibleActionFail('host_state: unknown option(s) %s (it takes roles, inputs and fail_on_drift)'
+                                    % ', '.join(unknown))
         roles = args.get('roles')
         if roles is None and 'dbhost_roles' in task_vars:
             roles = self._value(task_vars, 'dbhost_roles')
@@ -89,6 +90,8 @@ class ActionModule(ActionBase):
             values.update(given.get(role) or {})
             inputs[role] = values
         module_args = {'inputs': inputs}
+        if 'fail_on_drift' in args:
+            module_args['fail_on_drift'] = args['fail_on_drift']
         if roles is not None:
             module_args['roles'] = list(roles)
         result.update(self._execute_module(module_name='dbhost.tuning.host_state', module_args=module_args,

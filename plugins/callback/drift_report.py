@@ -26,8 +26,10 @@ description:
     the check is then incomplete), V(unreachable) when a task could not reach it, V(drift) when a record
     drifted, and V(clean) otherwise. The overall state is the worst one, in the order
     V(failed), V(unreachable), V(drift), V(clean).
-  - Tasks tagged C(dbhost_drift_gate) are the playbook's own "fail when drifted" gate; their failures are not
-    counted as host failures, because the drift they report is already in the records.
+  - Records are read from the results of this collection's modules (C(dbhost.tuning.*)) only, so that an echo
+    of a result (C(debug), C(set_fact)) is never counted twice. A result that failed only because its records
+    drifted (C(drift_gate) true, from a module's C(fail_on_drift), the gate of C(playbooks/drift.yml)) counts
+    as drift, not as a failed host.
   - Prints a table per host (setting, desired, live, persisted, status) at the end of the run.
   - Results are handled in Ansible's main process; ansible-core serializes callback calls, and this plugin
     also holds its own lock, so results arriving interleaved from several forks are safe.
@@ -86,7 +88,6 @@ from ansible_collections.dbhost.tuning.plugins.module_utils._files import write_
 from ansible_collections.dbhost.tuning.plugins.module_utils._result import CLEAN_STATUSES
 
 REPORT_FORMAT_VERSION = 1
-GATE_TAG = 'dbhost_drift_gate'
 RECORD_KEYS = ('name', 'target', 'desired', 'live', 'persisted', 'status', 'detail', 'comparison', 'owner', 'kind')
 FILE_NAMES = {'json': 'drift.json', 'junit': 'drift.xml', 'markdown': 'drift.md'}
 
@@ -97,12 +98,9 @@ UNREACHABLE = 'unreachable'
 # Worst first: the overall state (and the drift-check exit code) is the first one any host has.
 HOST_STATES = (FAILED, UNREACHABLE, DRIFT, CLEAN)
 
-# Actions that only echo data: a `debug: var=result` must not count the same records twice.
-ECHO_ACTIONS = frozenset((
-    'debug', 'ansible.builtin.debug', 'ansible.legacy.debug',
-    'set_fact', 'ansible.builtin.set_fact', 'ansible.legacy.set_fact',
-    'assert', 'ansible.builtin.assert', 'ansible.legacy.assert',
-))
+# Records come from the collection's own modules: anything else (a debug echo of a
+# registered result, set_fact) would count them twice.
+RECORD_SOURCE = 'dbhost.tuning.'
 
 # XML 1.0 cannot carry most control characters, even escaped.
 _XML_INVALID = re.compile(u'[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]')
@@ -201,14 +199,14 @@ class DriftCollector(object):
             entry = self.hosts[host] = {'settings': [], 'errors': []}
         return entry
 
-    def add_result(self, host, task, module, result, failed=False, unreachable=False, ignored=False, gate=False):
+    def add_result(self, host, task, module, result, failed=False, unreachable=False, ignored=False):
         """One task result for one host; failed/unreachable say which event it came from."""
         with self._lock:
-            if gate:
-                # The playbook's own drift gate: the drift is already in the records.
-                return
             entry = self._host(host)
-            if module not in ECHO_ACTIONS:
+            if failed and isinstance(result, dict) and result.get('drift_gate') is True:
+                # Failed on its own drifted records (fail_on_drift): drift, not an error.
+                failed = False
+            if (module or '').startswith(RECORD_SOURCE):
                 for item, record in records_from_result(result):
                     row = dict((key, record.get(key)) for key in RECORD_KEYS)
                     row['task'] = task
@@ -494,7 +492,7 @@ class CallbackModule(CallbackBase):
         data = result.result
         self.collector.add_result(
             result.host.get_name(), result.task_name or task.get_name(), self._module(task, data), data,
-            failed=failed, unreachable=unreachable, ignored=ignored, gate=GATE_TAG in (task.tags or []))
+            failed=failed, unreachable=unreachable, ignored=ignored)
 
     def v2_playbook_on_start(self, playbook):
         self.collector.add_playbook(os.path.basename(getattr(playbook, '_file_name', '') or ''))

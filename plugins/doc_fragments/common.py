@@ -66,3 +66,17 @@ options:
     type: bool
     default: true
 '''
+
+    # dbhost.tuning.common.drift: every module that returns records can be a drift
+    # check's gate (run_plan fails the task; the records stay in the result).
+    DRIFT = r'''
+options:
+  fail_on_drift:
+    description:
+      - Fail the task when any record is not clean (its status is neither V(ok) nor V(unsupported)), with every
+        record still in the result and C(drift_gate=true), so that the C(dbhost.tuning.drift_report) callback
+        counts the host as drifted, not as failed. Meant for a drift check in check mode; C(playbooks/drift.yml)
+        sets it on its one M(dbhost.tuning.host_state) task.
+    type: bool
+    default: false
+'''

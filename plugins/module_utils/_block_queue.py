@@ -727,4 +727,3 @@ class BlockQueue(Plan):
                 result.add(Setting('%s/queue/%s' % (entry.describe(), name), None, entry.attributes[name],
                                    None, None, decide_status(None, None, self.check_mode, unsupported=True), why))
         return result
-

@@ -1018,4 +1018,3 @@ class DbParameter(Plan):
             result.add(Setting(key, target, engine.show(want), live_value, engine.show(persisted_now), status,
                                '; '.join(details)))
         return result
-

@@ -495,7 +495,6 @@ class HugePages(Plan):
         return ''
 
 
-
 def _as_count(value):
     if value is None:
         return None

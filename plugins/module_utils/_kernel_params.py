@@ -561,4 +561,3 @@ class KernelParams(Plan):
         if key in changes and not details:
             details.append('%s %s' % ('would write' if self.check_mode else 'wrote', self.file))
         return Setting(key, self.file, want, live_now, winner_value, status, '; '.join(details), comparison=how)
-

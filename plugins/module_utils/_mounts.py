@@ -479,8 +479,8 @@ class MountOptions(Plan):
 
     def failed_text(self, failed):
         # One line per mount point and option, whichever record it came from.
-        return 'remount refused: %s' % ', '.join(sorted(set('%s on %s (%s)' % (s.name, s.target, s.detail)
-                                                              for s in failed)))
+        lines = set('%s on %s (%s)' % (s.name, s.target, s.detail) for s in failed)
+        return 'remount refused: %s' % ', '.join(sorted(lines))
 
     def __init__(self, mounts, remount=True, file=None, root='/', backup=False, check_mode=False,
                  system_name=None, runner=None, live_root='/', mount_command='mount'):
@@ -787,4 +787,3 @@ class MountOptions(Plan):
             'remount_command': request.remount_argv if (request.remount_argv and not self.check_mode) else None,
             'remount_error': request.remount_error,
         }
-

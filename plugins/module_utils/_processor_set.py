@@ -924,4 +924,3 @@ class ProcessorSet(Plan):
 
     def run(self, module=None):
         return self.impl.run(module)
-

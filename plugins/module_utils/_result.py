@@ -39,7 +39,9 @@ def run_plan(module, make_plan):
     failure_message(result) -> str or None.  Bad input (InputError) fails the task
     with its message before anything was touched; a plan that ran but has failed
     records (or, say, shadowed keys the user asked to fail on) fails the task with
-    the full result, so the records still reach the drift report.  Before the plan is
+    the full result, so the records still reach the drift report.  A module with a
+    ``fail_on_drift`` option that is true fails when any record drifted, with
+    ``drift_gate: true`` in the result (drift_gate_message()).  Before the plan is
     made, every option goes through the shared checks (_validate.check_params: no
     control character or line separator anywhere, no odd space in a path, a usable root).
     """
@@ -59,7 +61,26 @@ def run_plan(module, make_plan):
     problem = plan.failure_message(result)
     if problem:
         module.fail_json(msg=problem, **output)
+    gate = drift_gate_message(output.get('settings'), (getattr(module, 'params', None) or {}).get('fail_on_drift'))
+    if gate:
+        # The drift check's gate: the task fails because of these records, and says so
+        # (drift_gate), so that a report can tell drift from a failed check.
+        module.fail_json(msg=gate, drift_gate=True, **output)
     module.exit_json(**output)
+
+
+def drift_gate_message(records, fail_on_drift):
+    """The failure message of a drift check that fails on drift, or None.
+
+    ``records`` are the result's settings (dicts); a record whose status is not one of
+    CLEAN_STATUSES has drifted.
+    """
+    if not fail_on_drift:
+        return None
+    drifted = [record.get('name') for record in records or [] if record.get('status') not in CLEAN_STATUSES]
+    if not drifted:
+        return None
+    return '%d setting(s) drifted: %s' % (len(drifted), ', '.join(str(name) for name in drifted))
 
 
 def decide_status(live_ok, persisted_ok, check_mode, live_needs=None, shadowed=False, unsupported=False):

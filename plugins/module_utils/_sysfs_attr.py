@@ -278,4 +278,3 @@ class SysfsAttributes(Plan):
         if path in changes:
             details.insert(0, '%s %s' % ('would write' if self.check_mode else 'wrote', self.file))
         return Setting(path, target, want, live_now, persisted_now, status, '; '.join(details))
-

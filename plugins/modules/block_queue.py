@@ -138,6 +138,7 @@ extends_documentation_fragment:
   - dbhost.tuning.common
   - dbhost.tuning.common.root
   - dbhost.tuning.common.backup
+  - dbhost.tuning.common.drift
 attributes:
   diff_mode:
     description: Returns the before and after text of O(file).
@@ -197,6 +198,11 @@ EXAMPLES = r'''
 '''
 
 RETURN = r'''
+drift_gate:
+  description: True when the task failed only because records drifted (O(fail_on_drift)).
+  returned: when the task failed on drift
+  type: bool
+  sample: true
 settings:
   description: One record per selected device and attribute.
   returned: always
@@ -303,6 +309,7 @@ def main():
             trigger=dict(type='bool', default=False),
             root=dict(type='path', default='/'),
             backup=dict(type='bool', default=False),
+            fail_on_drift=dict(type='bool', default=False),
         ),
         supports_check_mode=True,
     )

@@ -122,6 +122,7 @@ extends_documentation_fragment:
   - dbhost.tuning.common.root
   - dbhost.tuning.common.backup
   - dbhost.tuning.common.shadowed
+  - dbhost.tuning.common.drift
 attributes:
   check_mode:
     description: Nothing changes, not in files and not in the server; records say V(drift) for what would change.
@@ -179,6 +180,11 @@ EXAMPLES = r'''
 '''
 
 RETURN = r'''
+drift_gate:
+  description: True when the task failed only because records drifted (O(fail_on_drift)).
+  returned: when the task failed on drift
+  type: bool
+  sample: true
 settings:
   description: One record per parameter.
   returned: always
@@ -276,6 +282,7 @@ def main():
             login_port=dict(type='int'),
             login_db=dict(type='str', default='postgres'),
             fail_on_shadowed=dict(type='bool', default=True),
+            fail_on_drift=dict(type='bool', default=False),
         ),
         supports_check_mode=True,
     )

@@ -46,6 +46,7 @@ options:
     required: true
 extends_documentation_fragment:
   - dbhost.tuning.common
+  - dbhost.tuning.common.drift
 attributes:
   platform:
     platforms: [linux, freebsd, sunos]
@@ -67,6 +68,11 @@ EXAMPLES = r'''
 '''
 
 RETURN = r'''
+drift_gate:
+  description: True when the task failed only because records drifted (O(fail_on_drift)).
+  returned: when the task failed on drift
+  type: bool
+  sample: true
 settings:
   description: One record per managed setting, from every plan, with its owner role and kind.
   returned: always
@@ -159,6 +165,7 @@ def main():
             roles=dict(type='list', elements='str',
                        choices=['kernel_params', 'shared_memory', 'block_queue', 'direct_io', 'processor_sets']),
             inputs=dict(type='dict', required=True),
+            fail_on_drift=dict(type='bool', default=False),
         ),
         supports_check_mode=True,
     )

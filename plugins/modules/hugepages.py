@@ -111,6 +111,7 @@ extends_documentation_fragment:
   - dbhost.tuning.common.root
   - dbhost.tuning.common.backup
   - dbhost.tuning.common.shadowed
+  - dbhost.tuning.common.drift
 attributes:
   check_mode:
     description: >-
@@ -155,6 +156,11 @@ EXAMPLES = r'''
 '''
 
 RETURN = r'''
+drift_gate:
+  description: True when the task failed only because records drifted (O(fail_on_drift)).
+  returned: when the task failed on drift
+  type: bool
+  sample: true
 settings:
   description: One record per pool.
   returned: always
@@ -245,6 +251,7 @@ def main():
             root=dict(type='path', default='/'),
             backup=dict(type='bool', default=False),
             fail_on_shadowed=dict(type='bool', default=True),
+            fail_on_drift=dict(type='bool', default=False),
         ),
         supports_check_mode=True,
     )

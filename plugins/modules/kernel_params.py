@@ -93,6 +93,7 @@ extends_documentation_fragment:
   - dbhost.tuning.common.root
   - dbhost.tuning.common.backup
   - dbhost.tuning.common.shadowed
+  - dbhost.tuning.common.drift
 attributes:
   diff_mode:
     description: Returns the before and after text of O(file).
@@ -138,6 +139,11 @@ EXAMPLES = r'''
 '''
 
 RETURN = r'''
+drift_gate:
+  description: True when the task failed only because records drifted (O(fail_on_drift)).
+  returned: when the task failed on drift
+  type: bool
+  sample: true
 settings:
   description: One record per managed key.
   returned: always
@@ -219,6 +225,7 @@ def main():
             root=dict(type='path', default='/'),
             backup=dict(type='bool', default=False),
             fail_on_shadowed=dict(type='bool', default=True),
+            fail_on_drift=dict(type='bool', default=False),
         ),
         supports_check_mode=True,
     )

@@ -90,6 +90,7 @@ extends_documentation_fragment:
   - dbhost.tuning.common
   - dbhost.tuning.common.root
   - dbhost.tuning.common.backup
+  - dbhost.tuning.common.drift
 attributes:
   check_mode:
     description: Nothing changes, no remount; records say C(drift) for what would change.
@@ -144,6 +145,11 @@ EXAMPLES = r'''
 '''
 
 RETURN = r'''
+drift_gate:
+  description: True when the task failed only because records drifted (O(fail_on_drift)).
+  returned: when the task failed on drift
+  type: bool
+  sample: true
 settings:
   description: One record per asked option and mount point.
   returned: always
@@ -267,6 +273,7 @@ def main():
             fstab=dict(type='path'),
             backup=dict(type='bool', default=False),
             root=dict(type='path', default='/'),
+            fail_on_drift=dict(type='bool', default=False),
         ),
         mutually_exclusive=[('path', 'mounts')],
         required_one_of=[('path', 'mounts')],

@@ -118,6 +118,7 @@ extends_documentation_fragment:
   - dbhost.tuning.common
   - dbhost.tuning.common.root
   - dbhost.tuning.common.backup
+  - dbhost.tuning.common.drift
 attributes:
   diff_mode:
     description: Returns the before and after text of the drop-in.
@@ -175,6 +176,11 @@ EXAMPLES = r'''
 '''
 
 RETURN = r'''
+drift_gate:
+  description: True when the task failed only because records drifted (O(fail_on_drift)).
+  returned: when the task failed on drift
+  type: bool
+  sample: true
 settings:
   description: One record per bound item - the service, each matched process, the cpuset, the pool or set.
   returned: always
@@ -268,6 +274,7 @@ def main():
             persist=dict(type='bool', default=True),
             root=dict(type='path', default='/'),
             backup=dict(type='bool', default=False),
+            fail_on_drift=dict(type='bool', default=False),
         ),
         required_if=[('state', 'present', ('cpus',))],
         supports_check_mode=True,

@@ -137,6 +137,7 @@ extends_documentation_fragment:
   - dbhost.tuning.common.root
   - dbhost.tuning.common.backup
   - dbhost.tuning.common.shadowed
+  - dbhost.tuning.common.drift
 attributes:
   check_mode:
     description: Nothing changes (no file, no daemon-reload); records say C(drift) for what would change.
@@ -187,6 +188,11 @@ EXAMPLES = r'''
 '''
 
 RETURN = r'''
+drift_gate:
+  description: True when the task failed only because records drifted (O(fail_on_drift)).
+  returned: when the task failed on drift
+  type: bool
+  sample: true
 settings:
   description: One record per limit item, per service setting and per project field or attribute.
   returned: always
@@ -280,6 +286,7 @@ def main():
             root=dict(type='path', default='/'),
             backup=dict(type='bool', default=False),
             fail_on_shadowed=dict(type='bool', default=True),
+            fail_on_drift=dict(type='bool', default=False),
         ),
         supports_check_mode=True,
         required_together=[('service', 'service_limits')],

@@ -63,6 +63,7 @@ extends_documentation_fragment:
   - dbhost.tuning.common.root
   - dbhost.tuning.common.backup
   - dbhost.tuning.common.shadowed
+  - dbhost.tuning.common.drift
 attributes:
   diff_mode:
     description: Returns the before and after text of O(tmpfiles_file).
@@ -99,6 +100,11 @@ EXAMPLES = r'''
 '''
 
 RETURN = r'''
+drift_gate:
+  description: True when the task failed only because records drifted (O(fail_on_drift)).
+  returned: when the task failed on drift
+  type: bool
+  sample: true
 settings:
   description: One record per attribute.
   returned: always
@@ -173,6 +179,7 @@ def main():
             root=dict(type='path', default='/'),
             backup=dict(type='bool', default=False),
             fail_on_shadowed=dict(type='bool', default=True),
+            fail_on_drift=dict(type='bool', default=False),
         ),
         supports_check_mode=True,
     )

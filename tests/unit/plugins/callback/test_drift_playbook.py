@@ -35,14 +35,6 @@ PLAYBOOK = textwrap.dedent('''\
       hosts: all
       gather_facts: false
       tasks:
-        - name: Kernel parameters
-          dbhost.tuning.kernel_params:
-            params:
-              kernel.shmmni: 4096
-            root: "{{ tree }}"
-            file: /etc/sysctl.d/90-test.conf
-          register: kernel_params_result
-
         - name: Kernel parameters in a loop
           dbhost.tuning.kernel_params:
             params: "{{ {item: 100} }}"
@@ -57,13 +49,14 @@ PLAYBOOK = textwrap.dedent('''\
             root: "{{ tree }}"
           when: broken | default(false) | bool
 
-        - name: Fail when the host drifted
-          ansible.builtin.fail:
-            msg: drifted
-          when:
-            - kernel_params_result.settings | rejectattr('status', 'in', ['ok', 'unsupported']) | list | length > 0
-            - not (dbhost_drift_report_only | default(false) | bool)
-          tags: [dbhost_drift_gate]
+        # The gate: the module fails on its own drifted records (drift_gate), as drift.yml's host_state does.
+        - name: Kernel parameters
+          dbhost.tuning.kernel_params:
+            params:
+              kernel.shmmni: 4096
+            root: "{{ tree }}"
+            file: /etc/sysctl.d/90-test.conf
+            fail_on_drift: "{{ not (dbhost_drift_report_only | default(false) | bool) }}"
     ''')
 
 
@@ -175,9 +168,9 @@ def test_callback_with_forks_unreachable_failed_and_loops(lab):
     assert drifted == [('kernel.shmmni', '4096', '8192', '4096', 'drift')]
     # Loop items are collected with their label.
     assert [(r['name'], r.get('item'), r['task']) for r in hosts['clean']['settings']] == [
-        ('kernel.shmmni', None, 'Kernel parameters'), ('kernel.msgmni', 'kernel.msgmni', 'Kernel parameters in a loop')]
+        ('kernel.msgmni', 'kernel.msgmni', 'Kernel parameters in a loop'), ('kernel.shmmni', None, 'Kernel parameters')]
     assert set(r['module'] for r in hosts['clean']['settings']) == {'dbhost.tuning.kernel_params'}
-    # The gate's failure on the drifted host is not a host failure; the bad input is.
+    # The gate's failure on the drifted host (drift_gate) is not a host failure; the bad input is.
     assert hosts['drifted']['errors'] == []
     assert [e['task'] for e in hosts['broken']['errors']] == ['Bad input']
     assert "'../etc/passwd'" in hosts['broken']['errors'][0]['msg']
@@ -185,7 +178,7 @@ def test_callback_with_forks_unreachable_failed_and_loops(lab):
     xmlschema.XMLSchema(os.path.join(FIXTURES, 'junit.xsd')).validate(str(report_dir / 'drift.xml'))
     markdown = (report_dir / 'drift.md').read_text()
     assert '| drifted | kernel.shmmni | 4096 | 8192 | 4096 | **drift** |' in markdown
-    assert '| down | unreachable | Kernel parameters |' in markdown
+    assert '| down | unreachable | Kernel parameters in a loop |' in markdown
     # The terminal table is printed at the end.
     assert 'DRIFT REPORT' in done.stdout and 'drifted: drift (2 settings, 1 drifted)' in done.stdout
     # Check mode: the trees are byte for byte what they were.

@@ -160,8 +160,32 @@ def test_debug_echo_and_gate_are_not_counted(tmp_path):
     db2 = read_json(folder)['hosts']['db2']
     # The debug task echoed kernel.sem: it is reported once, from the module's task.
     assert [r['name'] for r in db2['settings']] == ['kernel.shmmni', 'kernel.sem', 'vm.swappiness']
-    # The gate failed on drift: the host drifted, it did not fail.
+    # The module failed on its own drift (drift_gate): the host drifted, it did not fail.
     assert db2['errors'] == [] and db2['state'] == 'drift'
+
+
+def test_a_failure_without_drift_gate_is_a_failure_whatever_its_task(tmp_path):
+    # No task name, tag or action is special: only the result's drift_gate says "this is drift".
+    events = [
+        {'event': 'failed', 'host': 'db7', 'task': 'Fail when the host drifted', 'action': 'ansible.builtin.fail',
+         'tags': ['dbhost_drift_gate'], 'result': {'failed': True, 'msg': 'drifted'}},
+        {'event': 'failed', 'host': 'db8', 'task': 'Check', 'action': 'dbhost.tuning.host_state',
+         'result': {'failed': True, 'drift_gate': False, 'msg': 'no such user oracle',
+                    'settings': [{'name': 'kernel.sem', 'status': 'drift'}]}},
+    ]
+    dummy, dummy, folder = run(tmp_path, events)
+    hosts = read_json(folder)['hosts']
+    assert hosts['db7']['state'] == 'failed' and hosts['db7']['errors'][0]['msg'] == 'drifted'
+    assert hosts['db8']['state'] == 'failed' and [r['name'] for r in hosts['db8']['settings']] == ['kernel.sem']
+
+
+def test_records_come_from_the_collection_modules_only(tmp_path):
+    record = {'name': 'kernel.sem', 'status': 'drift'}
+    events = [{'event': 'ok', 'host': 'db1', 'task': task, 'action': action, 'result': {'settings': [record]}}
+              for task, action in (('Echo', 'ansible.builtin.debug'), ('Fact', 'ansible.builtin.set_fact'),
+                                   ('Other', 'community.general.thing'), ('Ours', 'dbhost.tuning.host_state'))]
+    dummy, dummy, folder = run(tmp_path, events)
+    assert [r['task'] for r in read_json(folder)['hosts']['db1']['settings']] == ['Ours']
 
 
 def test_failed_and_unreachable_hosts_are_never_clean(tmp_path):
@@ -195,7 +219,7 @@ def test_a_loop_failure_names_the_items(tmp_path):
 
 
 def test_only_contract_records_are_taken(tmp_path):
-    event = {'event': 'ok', 'host': 'db1', 'task': 'Other', 'action': 'community.general.thing',
+    event = {'event': 'ok', 'host': 'db1', 'task': 'Other', 'action': 'dbhost.tuning.kernel_params',
              'result': {'settings': ['not a record', {'name': 'x'}, {'status': 'ok'}, {'name': 'y', 'status': 'ok'}]}}
     dummy, dummy, folder = run(tmp_path, [event])
     assert [r['name'] for r in read_json(folder)['hosts']['db1']['settings']] == ['y']

@@ -17,9 +17,11 @@ __metaclass__ = type
 
 class ModuleDocFragment(object):
 
-    # dbhost.tuning.common: the attributes of a module that plans and applies settings, and
-    # the result every such module returns. A module gives its own `platform` (platforms and
-    # description) and, where it says more than the text here, its own descriptions.
+    # dbhost.tuning.common: the attributes of a module that plans and applies settings, the
+    # result every such module returns, and fail_on_drift, which makes any of them a drift
+    # check's gate (run_plan fails the task; the records stay in the result). A module gives
+    # its own `platform` (platforms and description) and, where it says more than the text
+    # here, its own descriptions.
     DOCUMENTATION = r'''
 attributes:
   check_mode:
@@ -30,6 +32,15 @@ attributes:
     description: Returns the before and after text of every file edited, or in check mode of every file that would be.
   platform:
     support: full
+options:
+  fail_on_drift:
+    description:
+      - Fail the task when any record is not clean (its status is neither V(ok) nor V(unsupported)), with every
+        record still in the result and C(drift_gate=true), so that the C(dbhost.tuning.drift_report) callback
+        counts the host as drifted, not as failed. Meant for a drift check in check mode; C(playbooks/drift.yml)
+        sets it on its one M(dbhost.tuning.host_state) task.
+    type: bool
+    default: false
 notes:
   - Returns the collection's common result - RV(settings), RV(restart_required), RV(reboot_required).
 '''
@@ -65,18 +76,4 @@ options:
         Its record is C(shadowed) either way, and the detail names what wins.
     type: bool
     default: true
-'''
-
-    # dbhost.tuning.common.drift: every module that returns records can be a drift
-    # check's gate (run_plan fails the task; the records stay in the result).
-    DRIFT = r'''
-options:
-  fail_on_drift:
-    description:
-      - Fail the task when any record is not clean (its status is neither V(ok) nor V(unsupported)), with every
-        record still in the result and C(drift_gate=true), so that the C(dbhost.tuning.drift_report) callback
-        counts the host as drifted, not as failed. Meant for a drift check in check mode; C(playbooks/drift.yml)
-        sets it on its one M(dbhost.tuning.host_state) task.
-    type: bool
-    default: false
 '''

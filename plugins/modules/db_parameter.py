@@ -122,7 +122,6 @@ extends_documentation_fragment:
   - dbhost.tuning.common.root
   - dbhost.tuning.common.backup
   - dbhost.tuning.common.shadowed
-  - dbhost.tuning.common.drift
 attributes:
   check_mode:
     description: Nothing changes, not in files and not in the server; records say V(drift) for what would change.

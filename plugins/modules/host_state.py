@@ -46,7 +46,6 @@ options:
     required: true
 extends_documentation_fragment:
   - dbhost.tuning.common
-  - dbhost.tuning.common.drift
 attributes:
   platform:
     platforms: [linux, freebsd, sunos]

@@ -111,7 +111,6 @@ extends_documentation_fragment:
   - dbhost.tuning.common.root
   - dbhost.tuning.common.backup
   - dbhost.tuning.common.shadowed
-  - dbhost.tuning.common.drift
 attributes:
   check_mode:
     description: >-

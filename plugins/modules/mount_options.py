@@ -90,7 +90,6 @@ extends_documentation_fragment:
   - dbhost.tuning.common
   - dbhost.tuning.common.root
   - dbhost.tuning.common.backup
-  - dbhost.tuning.common.drift
 attributes:
   check_mode:
     description: Nothing changes, no remount; records say C(drift) for what would change.

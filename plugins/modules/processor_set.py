@@ -118,7 +118,6 @@ extends_documentation_fragment:
   - dbhost.tuning.common
   - dbhost.tuning.common.root
   - dbhost.tuning.common.backup
-  - dbhost.tuning.common.drift
 attributes:
   diff_mode:
     description: Returns the before and after text of the drop-in.

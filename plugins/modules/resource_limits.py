@@ -137,7 +137,6 @@ extends_documentation_fragment:
   - dbhost.tuning.common.root
   - dbhost.tuning.common.backup
   - dbhost.tuning.common.shadowed
-  - dbhost.tuning.common.drift
 attributes:
   check_mode:
     description: Nothing changes (no file, no daemon-reload); records say C(drift) for what would change.

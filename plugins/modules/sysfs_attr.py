@@ -63,7 +63,6 @@ extends_documentation_fragment:
   - dbhost.tuning.common.root
   - dbhost.tuning.common.backup
   - dbhost.tuning.common.shadowed
-  - dbhost.tuning.common.drift
 attributes:
   diff_mode:
     description: Returns the before and after text of O(tmpfiles_file).

@@ -19,6 +19,7 @@ import fnmatch
 import os
 import re
 
+from ansible_collections.dbhost.tuning.plugins.module_utils import _mountinfo
 from ansible_collections.dbhost.tuning.plugins.module_utils import _platform as platforms
 from ansible_collections.dbhost.tuning.plugins.module_utils import _sysfs as sysfs
 from ansible_collections.dbhost.tuning.plugins.module_utils import _udev as udev
@@ -131,15 +132,7 @@ def same_value(actual, desired):
 
 def parse_mountinfo(text):
     """[(mount_point, 'major:minor', source)] from /proc/self/mountinfo, in file order."""
-    mounts = []
-    for line in (text or '').splitlines():
-        fields = line.split()
-        if len(fields) < 10 or '-' not in fields:
-            continue
-        separator = fields.index('-')
-        point = fields[4].replace('\\040', ' ').replace('\\011', '\t').replace('\\012', '\n').replace('\\134', '\\')
-        mounts.append((point, fields[2], fields[separator + 2] if len(fields) > separator + 2 else ''))
-    return mounts
+    return [(mount.mount_point, mount.dev, mount.source) for mount in _mountinfo.parse(text)]
 
 
 class Entry(object):

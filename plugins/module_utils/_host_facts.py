@@ -14,6 +14,7 @@ __metaclass__ = type
 import os
 import re
 
+from ansible_collections.dbhost.tuning.plugins.module_utils import _mountinfo
 from ansible_collections.dbhost.tuning.plugins.module_utils import _numa as numa
 from ansible_collections.dbhost.tuning.plugins.module_utils import _platform as platforms
 from ansible_collections.dbhost.tuning.plugins.module_utils import _sysfs as sysfs
@@ -161,27 +162,16 @@ def linux_block_devices(root):
     return devices
 
 
-def _unescape_mount(text):
-    return re.sub(r'\\([0-7]{3})', lambda m: chr(int(m.group(1), 8)), text)
-
-
 def parse_mountinfo(text):
     """/proc/self/mountinfo -> list of {mount_point, source, fstype, options, super_options, dev}."""
-    mounts = []
-    for line in (text or '').splitlines():
-        left, sep, right = line.partition(' - ')
-        fields, tail = left.split(), right.split()
-        if not sep or len(fields) < 6 or len(tail) < 2:
-            continue
-        mounts.append({
-            'mount_point': _unescape_mount(fields[4]),
-            'dev': fields[2],
-            'options': fields[5].split(','),
-            'fstype': tail[0],
-            'source': _unescape_mount(tail[1]),
-            'super_options': tail[2].split(',') if len(tail) > 2 else [],
-        })
-    return mounts
+    return [{
+        'mount_point': mount.mount_point,
+        'dev': mount.dev,
+        'options': mount.options,
+        'fstype': mount.fstype,
+        'source': mount.source,
+        'super_options': mount.super_options,
+    } for mount in _mountinfo.parse(text)]
 
 
 def linux_mounts(root):

@@ -29,6 +29,7 @@ __metaclass__ = type
 import os
 import re
 
+from ansible_collections.dbhost.tuning.plugins.module_utils import _mountinfo
 from ansible_collections.dbhost.tuning.plugins.module_utils import _platform as platforms
 from ansible_collections.dbhost.tuning.plugins.module_utils import _validate as validate
 from ansible_collections.dbhost.tuning.plugins.module_utils._files import FileChange, PathError, read_text, rooted
@@ -275,13 +276,9 @@ def edit_options(tokens, present, absent):
 
 # ---------------------------------------------------------------------------- file formats
 
-_OCTAL_ESCAPE = re.compile(r'\\([0-7]{3})')
 _BLANKS = ' \t'
-
-
-def unescape(field):
-    """fstab(5) and mountinfo write a space as ``\\040`` (any byte as backslash + 3 octal digits)."""
-    return _OCTAL_ESCAPE.sub(lambda match: chr(int(match.group(1), 8)), field)
+# fstab(5) escapes a space in a field as mountinfo does.
+unescape = _mountinfo.unescape
 
 
 def normalize_path(path):
@@ -425,16 +422,10 @@ def parse_mountinfo(text):
     """{mount point: LiveMount} from /proc/self/mountinfo (proc(5)); a later line (a mount
     stacked on top) wins.  Options are the per-mount ones, then the super-block ones."""
     mounts = {}
-    for line in (text or '').splitlines():
-        fields = line.split(' ')
-        if '-' not in fields[6:]:
-            continue
-        dash = fields.index('-', 6)
-        if len(fields) < dash + 4 or len(fields) < 6:
-            continue
-        mount_point = normalize_path(unescape(fields[4]))
-        options = _merge_options(fields[5].split(','), fields[dash + 3].split(','))
-        mounts[mount_point] = LiveMount(mount_point, fields[dash + 1], unescape(fields[dash + 2]), options)
+    for mount in _mountinfo.parse(text):
+        mount_point = normalize_path(mount.mount_point)
+        options = _merge_options(mount.options, mount.super_options)
+        mounts[mount_point] = LiveMount(mount_point, mount.fstype, mount.source, options)
     return mounts
 
 

@@ -18,6 +18,7 @@ import os
 import pwd
 import re
 
+from ansible_collections.dbhost.tuning.plugins.module_utils import _mountinfo
 from ansible_collections.dbhost.tuning.plugins.module_utils import _numa as numa
 from ansible_collections.dbhost.tuning.plugins.module_utils import _platform as platforms
 from ansible_collections.dbhost.tuning.plugins.module_utils import _systemd as systemd
@@ -190,20 +191,11 @@ def parse_mountinfo_cgroups(text):
     """Cgroup mounts from /proc/self/mountinfo: {'cpuset': (mount point, cgroup root) or
     None for v1, 'unified': (mount point, cgroup root) or None for cgroup2}."""
     found = {'cpuset': None, 'unified': None}
-    for line in (text or '').splitlines():
-        left, sep, right = line.partition(' - ')
-        if not sep:
-            continue
-        fields = left.split()
-        rest = right.split()
-        if len(fields) < 5 or len(rest) < 3:
-            continue
-        cgroup_root, mount_point = fields[3], fields[4].replace('\\040', ' ')
-        fstype, options = rest[0], rest[2].split(',')
-        if fstype == 'cgroup' and 'cpuset' in options and found['cpuset'] is None:
-            found['cpuset'] = (mount_point, cgroup_root)
-        elif fstype == 'cgroup2' and found['unified'] is None:
-            found['unified'] = (mount_point, cgroup_root)
+    for mount in _mountinfo.parse(text):
+        if mount.fstype == 'cgroup' and 'cpuset' in mount.super_options and found['cpuset'] is None:
+            found['cpuset'] = (mount.mount_point, mount.root)
+        elif mount.fstype == 'cgroup2' and found['unified'] is None:
+            found['unified'] = (mount.mount_point, mount.root)
     return found
 
 

@@ -26,6 +26,7 @@ import fnmatch
 import os
 import re
 
+from ansible_collections.dbhost.tuning.plugins.module_utils import _confd as confd
 from ansible_collections.dbhost.tuning.plugins.module_utils import _validate as validate
 
 SEARCH_DIRS = (
@@ -182,10 +183,6 @@ def render(text, changes, header=None, separator=' = '):
     return '\n'.join(output) + '\n'
 
 
-def _under_root(root, path):
-    return os.path.join(root or '/', path.lstrip('/'))
-
-
 def _real(root, path):
     """Resolve one level of symlink the way the target system would (absolute links under root)."""
     if os.path.islink(path):
@@ -193,7 +190,7 @@ def _real(root, path):
         if target.startswith('/'):
             if target == '/dev/null':
                 return '/dev/null'
-            return os.path.normpath(_under_root(root, target))
+            return os.path.normpath(confd.under_root(root, target))
         return os.path.normpath(os.path.join(os.path.dirname(path), target))
     return os.path.normpath(path)
 
@@ -205,7 +202,7 @@ def systemd_applies_sysctl(root='/'):
     if os.path.normpath(root or '/') == '/':
         return os.path.isdir('/run/systemd/system')
     for init in ('/sbin/init', '/usr/sbin/init'):
-        local = _under_root(root, init)
+        local = confd.under_root(root, init)
         if os.path.islink(local) and os.path.basename(os.readlink(local)) == 'systemd':
             return True
     return False
@@ -218,16 +215,7 @@ def boot_files(root='/', extra=None):
     (the file we are about to write).  /etc/sysctl.conf itself comes last only where
     systemd does not apply sysctl at boot; systemd-sysctl reads it only through a link.
     """
-    chosen = {}
-    for folder in SEARCH_DIRS:
-        local_folder = _under_root(root, folder)
-        names = os.listdir(local_folder) if os.path.isdir(local_folder) else []
-        if extra and os.path.dirname(extra) == folder:
-            names = list(names) + [os.path.basename(extra)]
-        for name in names:
-            if name.endswith('.conf') and name not in chosen:
-                chosen[name] = (os.path.join(folder, name), os.path.join(local_folder, name))
-    ordered = [chosen[name] for name in sorted(chosen)]
+    ordered = confd.search(root, SEARCH_DIRS, extra)
     seen = set()
     result = []
     for shown, local in ordered:
@@ -236,7 +224,7 @@ def boot_files(root='/', extra=None):
             continue
         seen.add(real)
         result.append((shown, local))
-    conf_local = _under_root(root, SYSCTL_CONF)
+    conf_local = confd.under_root(root, SYSCTL_CONF)
     if os.path.normpath(conf_local) not in seen and (os.path.exists(conf_local) or extra == SYSCTL_CONF) \
             and not systemd_applies_sysctl(root):
         result.append((SYSCTL_CONF, conf_local))

@@ -26,6 +26,8 @@ __metaclass__ = type
 import os
 import re
 
+from ansible_collections.dbhost.tuning.plugins.module_utils import _confd as confd
+
 SEARCH_DIRS = (
     '/etc/systemd/system',
     '/run/systemd/system',
@@ -218,14 +220,6 @@ def render(text, changes, header=None):
 
 
 # ------------------------------------------------------------------ precedence
-def _under_root(root, path):
-    return os.path.join(root or '/', path.lstrip('/'))
-
-
-def _is_masked(local):
-    return os.path.islink(local) and os.readlink(local) == '/dev/null'
-
-
 def dropin_dir_names(unit):
     """Drop-in folder names for ``unit``, most specific first.
 
@@ -252,9 +246,9 @@ def unit_file(root, unit):
         candidates.append('%s@.%s' % (stem.split('@', 1)[0], kind))
     for name in candidates:
         for folder in SEARCH_DIRS:
-            local = _under_root(root, os.path.join(folder, name))
+            local = confd.under_root(root, os.path.join(folder, name))
             if os.path.lexists(local):
-                if _is_masked(local):
+                if confd.is_masked(local):
                     return (os.path.join(folder, name), None)
                 return (os.path.join(folder, name), local)
     return (None, None)
@@ -266,25 +260,12 @@ def unit_files(root, unit, extra=None):
     The unit file first (when there is one), then the drop-ins by file name.  ``extra``
     is a drop-in path (as on the system) to count even if it does not exist yet.
     """
-    chosen = {}
-    for folder in SEARCH_DIRS:
-        for dir_name in dropin_dir_names(unit):
-            shown_dir = os.path.join(folder, dir_name)
-            local_dir = _under_root(root, shown_dir)
-            names = sorted(os.listdir(local_dir)) if os.path.isdir(local_dir) else []
-            if extra and os.path.dirname(extra) == shown_dir:
-                names.append(os.path.basename(extra))
-            for name in names:
-                if name.endswith('.conf') and name not in chosen:
-                    chosen[name] = (os.path.join(shown_dir, name), os.path.join(local_dir, name))
+    folders = [os.path.join(folder, dir_name) for folder in SEARCH_DIRS for dir_name in dropin_dir_names(unit)]
     ordered = []
     shown, local = unit_file(root, unit)
     if local is not None:
         ordered.append((shown, local))
-    for name in sorted(chosen):
-        shown, local = chosen[name]
-        if not _is_masked(local):
-            ordered.append((shown, local))
+    ordered.extend((shown, local) for shown, local in confd.search(root, folders, extra) if not confd.is_masked(local))
     return ordered
 
 

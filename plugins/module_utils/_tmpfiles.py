@@ -25,8 +25,9 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import fnmatch
-import os
 import re
+
+from ansible_collections.dbhost.tuning.plugins.module_utils import _confd as confd
 
 SEARCH_DIRS = (
     '/etc/tmpfiles.d',
@@ -190,31 +191,12 @@ def render(text, changes, header=None):
     return rendered
 
 
-def _under_root(root, path):
-    return os.path.join(root or '/', path.lstrip('/'))
-
-
 def boot_files(root='/', extra=None):
     """The files systemd-tmpfiles reads, in the order it reads them: [(shown, local)].
 
     ``extra`` is a path (as on the system) to include even if it does not exist yet.
     """
-    chosen = {}
-    for folder in SEARCH_DIRS:
-        local_folder = _under_root(root, folder)
-        names = os.listdir(local_folder) if os.path.isdir(local_folder) else []
-        if extra and os.path.dirname(extra) == folder:
-            names = list(names) + [os.path.basename(extra)]
-        for name in names:
-            if name.endswith('.conf') and name not in chosen:
-                chosen[name] = (os.path.join(folder, name), os.path.join(local_folder, name))
-    result = []
-    for name in sorted(chosen):
-        shown, local = chosen[name]
-        if os.path.islink(local) and os.readlink(local) == '/dev/null':
-            continue
-        result.append((shown, local))
-    return result
+    return [(shown, local) for shown, local in confd.search(root, SEARCH_DIRS, extra) if not confd.is_masked(local)]
 
 
 def effective_writes(files):

@@ -1,0 +1,52 @@
+# -*- coding: utf-8 -*-
+# Copyright: contributors to dbhost.tuning
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Internal to dbhost.tuning: the systemd conf.d search path (systemd.syntax(7),
+sysctl.d(5), tmpfiles.d(5), systemd.unit(5) drop-ins).
+
+Files named ``*.conf`` are looked up in folders given in precedence order (for example
+/etc, /run, /usr/local/lib, /usr/lib); a file name found in an earlier folder masks the
+same name in every later one; the files then apply sorted by file name.  A link to
+/dev/null masks a name (``is_masked``); the caller drops such entries.
+
+Shared by the sysctl, tmpfiles and systemd drop-in code.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+
+
+def under_root(root, path):
+    """``path`` (as on the system) as seen from here when that system is mounted at ``root``.
+
+    A lexical join: links are not resolved, so that a link that masks a file (to
+    /dev/null) can still be seen as a link by the caller.
+    """
+    return os.path.join(root or '/', path.lstrip('/'))
+
+
+def is_masked(local):
+    """Whether ``local`` is a link to /dev/null (systemd's way to disable a file)."""
+    return os.path.islink(local) and os.readlink(local) == '/dev/null'
+
+
+def search(root, folders, extra=None, suffix='.conf'):
+    """[(path as on the system, local path)] of the files found, sorted by file name.
+
+    ``folders`` are paths as on the system, in precedence order; the first folder holding
+    a name wins it.  ``extra`` is a path (as on the system) counted even if it does not
+    exist yet (the file about to be written).  Masked entries are kept.
+    """
+    chosen = {}
+    for folder in folders:
+        local_folder = under_root(root, folder)
+        names = os.listdir(local_folder) if os.path.isdir(local_folder) else []
+        if extra and os.path.dirname(extra) == folder:
+            names = list(names) + [os.path.basename(extra)]
+        for name in names:
+            if name.endswith(suffix) and name not in chosen:
+                chosen[name] = (os.path.join(folder, name), os.path.join(local_folder, name))
+    return [chosen[name] for name in sorted(chosen)]

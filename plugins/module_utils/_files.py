@@ -201,7 +201,8 @@ def read_text(path, root=None):
     link is never followed out of it.
     """
     root = root if root is not None else getattr(path, 'root', None)
-    if root is not None:
+    if root is not None and _root_of(root) != '/':
+        # Under root / the kernel resolves links the same way.
         path = _resolve_host(root, path)[0]
     try:
         with open(path, 'rb') as handle:

@@ -290,7 +290,7 @@ class HugePages(Plan):
     def _sysctl_resolver(self, text):
         files = []
         for shown, local in sysctl.boot_files(self.root, extra=self.sysctl_file):
-            files.append((shown, text if shown == self.sysctl_file else (read_text(local) or '')))
+            files.append((shown, text if shown == self.sysctl_file else (read_text(local, root=self.root) or '')))
         exact, globs = sysctl.effective_values(files)
 
         def resolve(pool):
@@ -301,7 +301,7 @@ class HugePages(Plan):
     def _tmpfiles_resolver(self, text):
         files = []
         for shown, local in tmpfiles.boot_files(self.root, extra=self.tmpfiles_file):
-            files.append((shown, text if shown == self.tmpfiles_file else (read_text(local) or '')))
+            files.append((shown, text if shown == self.tmpfiles_file else (read_text(local, root=self.root) or '')))
         exact, globs = tmpfiles.effective_writes(files)
 
         def resolve(pool):

@@ -186,7 +186,7 @@ class LinuxBackend(object):
     def boot_files(self, our_file, our_text):
         files = []
         for shown, local in sysctl.boot_files(self.root, extra=our_file):
-            text = our_text if shown == our_file else read_text(local)
+            text = our_text if shown == our_file else read_text(local, root=self.root)
             files.append((shown, text or ''))
         return files
 

@@ -652,7 +652,7 @@ class LinuxProcessorSet(object):
         change = FileChange(local, before, after, shown_path=shown)
         change.report(result)
 
-        files_before = [(s, read_text(path) or '') for s, path in systemd.unit_files(self.root, self.service)]
+        files_before = [(s, read_text(path, root=self.root) or '') for s, path in systemd.unit_files(self.root, self.service)]
         if self.systemd_live and self.show_before.get('NeedDaemonReload') != 'yes':
             persisted_before = self.show_before
             sources = {}
@@ -681,7 +681,7 @@ class LinuxProcessorSet(object):
             persisted_now = show_after
         else:
             files_after = [(s, (after or '') if s == shown else text) for s, text in
-                           [(s, read_text(path) or '') for s, path in
+                           [(s, read_text(path, root=self.root) or '') for s, path in
                             systemd.unit_files(self.root, self.service, extra=shown)]]
             persisted_now, sources = persisted_from_files(files_after)
         # Another drop-in that applies after ours (or the unit file) can still win.

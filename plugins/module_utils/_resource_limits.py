@@ -227,7 +227,7 @@ class ResourceLimits(Plan):
 
     # ---- pam_limits
     def _limits_files(self, text):
-        return [(shown, text if shown == self.limits_file else (read_text(local) or ''))
+        return [(shown, text if shown == self.limits_file else (read_text(local, root=self.root) or ''))
                 for shown, local in limits.boot_files(self.root, extra=self.limits_file)]
 
     def _run_limits(self, result, module):
@@ -306,7 +306,7 @@ class ResourceLimits(Plan):
         return '/etc/systemd/system/%s.d/%s' % (self.unit, self.dropin_name)
 
     def _service_files(self, shown_ours, text):
-        return [(shown, text if shown == shown_ours else (read_text(local) or ''))
+        return [(shown, text if shown == shown_ours else (read_text(local, root=self.root) or ''))
                 for shown, local in systemd.unit_files(self.root, self.unit, extra=shown_ours)]
 
     def _show(self):

@@ -172,7 +172,7 @@ class SysfsAttributes(Plan):
     def _boot_files(self, text):
         files = []
         for shown, local in tmpfiles.boot_files(self.root, extra=self.file):
-            files.append((shown, text if shown == self.file else (read_text(local) or '')))
+            files.append((shown, text if shown == self.file else (read_text(local, root=self.root) or '')))
         return files
 
     def _resolver(self, text):

@@ -193,3 +193,22 @@ def test_new_files_are_not_group_or_world_writable_whatever_the_umask(world, run
                 continue
             mode = os.stat(local).st_mode & 0o7777
             assert not mode & 0o022, '%s is %o' % (local, mode)
+
+
+def test_a_boot_file_read_through_an_absolute_link_is_the_image_s_file(world, run_module):
+    # 99-sysctl.conf -> <this host's file> under root means that path inside the image: the
+    # persisted value comes from the image, never from this host's file of the same name.
+    root, outside = world
+    host_file = os.path.join(outside, 'sysctl.conf')
+    with open(host_file, 'w') as handle:
+        handle.write('kernel.shmmni = 1111\n')
+    image_file = root + host_file
+    os.makedirs(os.path.dirname(image_file))
+    with open(image_file, 'w') as handle:
+        handle.write('kernel.shmmni = 8192\n')
+    os.symlink(host_file, _local(root, '/etc/sysctl.d/95-image.conf'))
+    result = run_module(_module('kernel_params'), {'params': {'kernel.shmmni': 4096}, 'root': root, 'persist': False,
+                                                   'fail_on_shadowed': False}, check_mode=True)
+    assert not result.get('failed'), result.get('msg')
+    record = [r for r in result['settings'] if r['name'] == 'kernel.shmmni'][0]
+    assert record['persisted'] == '8192', record

@@ -15,7 +15,7 @@ systemd is PID 1, a dummy service in /run/systemd/system). Nothing else on the m
 every play runs in check mode, and the bench compares the settings it could touch before and after.
 
 Usage (as root; see bench/README.md):
-  . scripts/lib.sh && python bench/full_bench.py [--hosts 1,10,50] [--repeat 3] [--strategy mitogen]
+  . scripts/lib.sh && python bench/full_bench.py [--hosts 1,10,50] [--repeat 3] [--strategy mitogen [--mitogen PATH]]
 """
 
 from __future__ import absolute_import, division, print_function
@@ -65,6 +65,7 @@ UNIT_FILE = os.path.join('/run/systemd/system', UNIT)
 
 WAYS = ('floor', 'per-key', 'ours')
 MITOGEN_REQUIREMENT = 'mitogen>=0.3,<0.4'
+MITOGEN_TARGET = os.path.join(ROOT, '.cache', 'mitogen')
 
 # What a check could touch, compared before and after the run (it must not change).
 WATCHED_KEYS = ('kernel.sem', 'kernel.panic_on_oops', 'fs.file-max', 'fs.aio-max-nr', 'net.ipv4.ip_local_port_range',
@@ -86,6 +87,13 @@ def sh(*argv, **kwargs):
     """Run a command of the bench's own set-up (not measured); raise on failure."""
     return subprocess.run(list(argv), check=kwargs.pop('check', True), stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, universal_newlines=True, **kwargs)
+
+
+def busy_cpu():
+    """CPU seconds the whole machine has been busy (user, nice, system, irq, softirq, steal) since boot."""
+    with open('/proc/stat') as handle:
+        fields = [int(value) for value in handle.readline().split()[1:9]]
+    return (sum(fields) - fields[3] - fields[4]) / float(os.sysconf('SC_CLK_TCK'))
 
 
 def mounted(path):
@@ -283,20 +291,28 @@ def collections_path(ref, workdir):
     return os.pathsep.join(paths), target, commit
 
 
-def mitogen_strategy_plugins():
-    """The Mitogen strategy folder, installing mitogen 0.3.x into the venv when it is missing."""
-    probe = [VENV_PYTHON, '-c', 'import os, ansible_mitogen; print(os.path.dirname(ansible_mitogen.__file__))']
-    found = subprocess.run(probe, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, universal_newlines=True, check=False)
-    if found.returncode != 0:
-        log('installing %s into %s' % (MITOGEN_REQUIREMENT, VENV))
-        subprocess.run([VENV_PYTHON, '-m', 'pip', 'install', '--quiet', MITOGEN_REQUIREMENT], check=True)
-        found = subprocess.run(probe, stdout=subprocess.PIPE, universal_newlines=True, check=True)
-    folder = os.path.join(found.stdout.strip(), 'plugins', 'strategy')
+def mitogen_strategy_plugins(where):
+    """(strategy folder, folder to put on PYTHONPATH, version) of Mitogen for Ansible.
+
+    WHERE is a folder holding the ansible_mitogen and mitogen packages (a ``pip install --target``
+    folder, a venv's site-packages). Without it, mitogen 0.3.x is installed once into
+    .cache/mitogen with the venv's pip: never into the venv itself, and it is no requirement of
+    the collection or of its tests.
+    """
+    if not where:
+        where = MITOGEN_TARGET
+        if not os.path.isdir(os.path.join(where, 'ansible_mitogen')):
+            log('installing %s into %s (not into the venv)' % (MITOGEN_REQUIREMENT, where))
+            subprocess.run([VENV_PYTHON, '-m', 'pip', 'install', '--quiet', '--no-deps', '--target', where,
+                            MITOGEN_REQUIREMENT], check=True)
+    where = os.path.abspath(where)
+    folder = os.path.join(where, 'ansible_mitogen', 'plugins', 'strategy')
     if not os.path.isfile(os.path.join(folder, 'mitogen_linear.py')):
-        raise SystemExit('no mitogen_linear strategy in %s' % folder)
-    version = subprocess.run([VENV_PYTHON, '-c', 'import mitogen; print(".".join(map(str, mitogen.__version__)))'],
-                             stdout=subprocess.PIPE, universal_newlines=True, check=False).stdout.strip()
-    return folder, version
+        raise SystemExit('no ansible_mitogen/plugins/strategy/mitogen_linear.py under %s' % where)
+    probe = [VENV_PYTHON, '-c', 'import sys; sys.path.insert(0, sys.argv[1]); import mitogen; '
+                                'print(".".join(map(str, mitogen.__version__)))', where]
+    version = subprocess.run(probe, stdout=subprocess.PIPE, universal_newlines=True, check=False).stdout.strip()
+    return folder, where, version or '?'
 
 
 def write_inventory(workdir, hosts, overrides):
@@ -318,7 +334,11 @@ def write_inventory(workdir, hosts, overrides):
 
 
 def run_play(way, playbook, inventory, env, forks, logfile):
-    """One ansible-playbook run: (rc, wall s, CPU s of it and its children, counts per host)."""
+    """One ansible-playbook run: (rc, wall s, CPU s of it and its children, counts per host, others' CPUs).
+
+    Others' CPUs: what the rest of the machine kept busy meanwhile (the machine's busy CPU seconds
+    less the play's own, over the wall time), in CPUs - the noise this run had to share with.
+    """
     counts = logfile[:-len('.log')] + '.counts.json'
     for stale in (counts, counts + '.calls'):
         if os.path.exists(stale):
@@ -331,6 +351,7 @@ def run_play(way, playbook, inventory, env, forks, logfile):
         out.write('# %s\n' % ' '.join(argv))
         out.flush()
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        busy_before = busy_cpu()
         start = time.time()
         # Its own process group, so that on Ctrl-C or a kill the bench ends the play and its workers
         # (by that group's id) before it unmounts anything.
@@ -352,14 +373,16 @@ def run_play(way, playbook, inventory, env, forks, logfile):
                     continue
             raise
         wall = time.time() - start
+        busy = busy_cpu() - busy_before
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    others = max(0.0, busy - cpu) / wall if wall > 0 else 0.0
     try:
         with open(counts) as handle:
             per_host = json.load(handle)
     except (IOError, OSError, ValueError):
         per_host = {}
-    return rc, wall, cpu, per_host
+    return rc, wall, cpu, per_host, others
 
 
 def spread(values):
@@ -387,6 +410,8 @@ def summarise(runs, hosts):
         'records': spread(sum(counts.get(host, {}).get('records', {}).values()) for host in bench_hosts),
         'modules': counts.get('bench001', {}).get('modules', {}),
         'statuses': counts.get('bench001', {}).get('records', {}),
+        'load': '%.1f-%.1f' % (min(run['load'] for run in runs), max(run['load'] for run in runs)),
+        'others': '%.2f-%.2f' % (min(run['others'] for run in runs), max(run['others'] for run in runs)),
         'trips_max': max([counts.get(host, {}).get('round_trips', 0) for host in bench_hosts] or [0]),
     }
     return row
@@ -401,15 +426,16 @@ def markdown(meta, table, ways):
              '`%s`' % meta['command'], '']
     for key in ('collection', 'drift playbook', 'ansible', 'strategy', 'forks', 'repeat', 'load'):
         lines.append('- %s: %s' % (key, meta[key]))
-    lines += ['', '| hosts | way | wall s | CPU s | round trips/host | tasks/host | skipped/host | records/host | ok runs |',
-              '|---:|---|---:|---:|---:|---:|---:|---:|---|']
+    lines += ['', '| hosts | way | wall s | CPU s | round trips/host | tasks/host | skipped/host | records/host | ok runs '
+                  '| load before a run | others\' CPUs |',
+              '|---:|---|---:|---:|---:|---:|---:|---:|---|---|---|']
     for hosts, rows in table:
         for way in ways:
             row = rows[way]
             status = '%d/%d' % (row['ok'], row['runs']) + ('' if row['ok'] == row['runs'] else ' (rc %s)' % row['rcs'])
-            lines.append('| %d | %s | %.2f | %.2f | %s | %s | %s | %s | %s |'
+            lines.append('| %d | %s | %.2f | %.2f | %s | %s | %s | %s | %s | %s | %s |'
                          % (hosts, way, row['wall'], row['cpu'], row['round_trips'], row['tasks'], row['skipped'],
-                            row['records'] if way == 'ours' else '-', status))
+                            row['records'] if way == 'ours' else '-', status, row['load'], row['others']))
     if set(('floor', 'per-key', 'ours')) <= set(ways):
         lines += ['', '| hosts | ours/floor wall | ours/floor CPU | per-key/ours wall | per-key/ours CPU | '
                       'ours round trips/host |', '|---:|---:|---:|---:|---:|---:|']
@@ -449,7 +475,10 @@ def main():
     parser.add_argument('--hosts', default='1,10,50', help='comma-separated host counts (default 1,10,50)')
     parser.add_argument('--repeat', type=int, default=3, help='runs per way and host count; the best is kept (default 3)')
     parser.add_argument('--strategy', choices=('linear', 'mitogen'), default='linear',
-                        help='linear (Ansible default) or mitogen (mitogen_linear; installs mitogen 0.3.x if missing)')
+                        help='linear (Ansible default) or mitogen (mitogen_linear, from --mitogen)')
+    parser.add_argument('--mitogen', metavar='PATH',
+                        help='folder holding the ansible_mitogen and mitogen packages (default .cache/mitogen, '
+                             'where mitogen 0.3.x is installed with pip --target when missing)')
     parser.add_argument('--forks', type=int, default=5, help="ansible-playbook -f (default 5, Ansible's default)")
     parser.add_argument('--ways', default=','.join(WAYS), help='comma-separated subset of %s' % ','.join(WAYS))
     parser.add_argument('--playbook', help='the drift playbook of "ours" (default playbooks/drift.yml of the '
@@ -512,8 +541,11 @@ def main():
         })
         strategy = 'linear (Ansible default)'
         if args.strategy == 'mitogen':
-            folder, version = mitogen_strategy_plugins()
-            env.update({'ANSIBLE_STRATEGY_PLUGINS': folder, 'ANSIBLE_STRATEGY': 'mitogen_linear'})
+            folder, where, version = mitogen_strategy_plugins(args.mitogen)
+            # On PYTHONPATH too: bench_counter imports ansible_mitogen before the strategy is loaded.
+            pythonpath = [where] + [path for path in os.environ.get('PYTHONPATH', '').split(os.pathsep) if path]
+            env.update({'ANSIBLE_STRATEGY_PLUGINS': folder, 'ANSIBLE_STRATEGY': 'mitogen_linear',
+                        'PYTHONPATH': os.pathsep.join(pythonpath)})
             strategy = 'mitogen_linear (mitogen %s)' % version
         ansible_version = sh(PLAYBOOK_BIN, '--version', env=env).stdout.splitlines()[0]
         dirty = sh('git', '-C', ROOT, 'status', '--porcelain', '--', 'playbooks', 'roles', 'plugins', check=False).stdout
@@ -543,8 +575,8 @@ def main():
         if args.warm_up:
             inventory = write_inventory(WORK, 1, fixture.overrides)
             for way in ways:
-                rc, wall, cpu, dummy = run_play(way, books[way], inventory, env, args.forks,
-                                                os.path.join(logs, 'warm-up-%s.log' % way))
+                rc, wall, cpu, dummy, dummy = run_play(way, books[way], inventory, env, args.forks,
+                                                       os.path.join(logs, 'warm-up-%s.log' % way))
                 log('warm-up %-7s rc %d, %.1f s' % (way, rc, wall))
         table = []
         for hosts in hosts_list:
@@ -553,13 +585,18 @@ def main():
             for repeat in range(args.repeat):
                 for way in ways:   # interleaved, so that the machine's noise falls on every way alike
                     logfile = os.path.join(logs, '%s-%dhosts-%d.log' % (way, hosts, repeat + 1))
-                    rc, wall, cpu, counts = run_play(way, books[way], inventory, env, args.forks, logfile)
-                    runs[way].append({'rc': rc, 'wall': wall, 'cpu': cpu, 'counts': counts})
-                    log('%3d hosts %-7s run %d: rc %d, wall %.2f s, CPU %.2f s%s'
-                        % (hosts, way, repeat + 1, rc, wall, cpu, '' if rc == 0 else ' - see ' + logfile))
+                    load = os.getloadavg()[0]
+                    rc, wall, cpu, counts, others = run_play(way, books[way], inventory, env, args.forks, logfile)
+                    runs[way].append({'rc': rc, 'wall': wall, 'cpu': cpu, 'counts': counts, 'load': load,
+                                      'others': others})
+                    log('%3d hosts %-7s run %d: rc %d, wall %.2f s, CPU %.2f s, load %.2f before, others %.2f CPUs%s'
+                        % (hosts, way, repeat + 1, rc, wall, cpu, load, others,
+                           '' if rc == 0 else ' - see ' + logfile))
             table.append((hosts, dict((way, summarise(runs[way], hosts)) for way in ways)))
         load_end = os.getloadavg()
-        meta['load'] = 'load average %.2f at the start, %.2f at the end (1 min)' % (load_start[0], load_end[0])
+        meta['load'] = ('load average %.2f at the start, %.2f at the end (1 min); per cell, the 1-min load before '
+                        'each run (it includes the bench\'s own previous run) and others\' CPUs: what the rest of '
+                        'the machine kept busy during a run, out of %d' % (load_start[0], load_end[0], os.cpu_count() or 0))
         text = markdown(meta, table, ways)
         with open(output, 'w') as handle:
             handle.write(text)

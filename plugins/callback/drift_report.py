@@ -83,9 +83,9 @@ import xml.etree.ElementTree as ET
 
 from ansible.plugins.callback import CallbackBase
 
-from ansible_collections.dbhost.tuning.plugins.module_utils._compare import describe
-from ansible_collections.dbhost.tuning.plugins.module_utils._files import write_atomic
-from ansible_collections.dbhost.tuning.plugins.module_utils._result import CLEAN_STATUSES
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.compare import describe
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import write_atomic
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import CLEAN_STATUSES
 
 REPORT_FORMAT_VERSION = 1
 RECORD_KEYS = ('name', 'target', 'desired', 'live', 'persisted', 'status', 'detail', 'comparison', 'owner', 'kind')

@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Size filters: ``48G`` <-> bytes, pages, and the whole shared-memory sizing.
 
-The arithmetic lives in module_utils/_sizing.py (one place, unit-tested); these
+The arithmetic lives in module_utils/sizing/shm.py (one place, unit-tested); these
 filters only adapt it to Jinja and turn its errors into AnsibleFilterError.
 The documentation of each filter is in the .yml file of the same name.
 """
@@ -14,8 +14,8 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.dbhost.tuning.plugins.module_utils import _profiles as profiles
-from ansible_collections.dbhost.tuning.plugins.module_utils import _sizing as sizing
+from ansible_collections.dbhost.tuning.plugins.module_utils.sizing import profiles as profiles
+from ansible_collections.dbhost.tuning.plugins.module_utils.sizing import shm as sizing
 
 
 def _wrap(function):

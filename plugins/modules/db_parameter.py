@@ -256,8 +256,8 @@ diff:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dbhost.tuning.plugins.module_utils._db_parameter import DbParameter
-from ansible_collections.dbhost.tuning.plugins.module_utils._result import run_plan
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter import DbParameter
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import run_plan
 
 
 def main():

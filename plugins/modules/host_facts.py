@@ -105,9 +105,9 @@ ansible_facts:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dbhost.tuning.plugins.module_utils._host_facts import SUBSETS, gather
-from ansible_collections.dbhost.tuning.plugins.module_utils._result import InputError
-from ansible_collections.dbhost.tuning.plugins.module_utils._validate import check_params
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.host_facts import SUBSETS, gather
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import InputError
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.validate import check_params
 
 
 def main():

@@ -227,9 +227,9 @@ diff:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dbhost.tuning.plugins.module_utils._hugepages import (
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.hugepages import (
     DEFAULT_SYSCTL_FILE, DEFAULT_TMPFILES_FILE, HugePages)
-from ansible_collections.dbhost.tuning.plugins.module_utils._result import run_plan
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import run_plan
 
 
 def main():

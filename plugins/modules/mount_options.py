@@ -253,8 +253,8 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dbhost.tuning.plugins.module_utils._mounts import MountOptions
-from ansible_collections.dbhost.tuning.plugins.module_utils._result import run_plan
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.mounts import MountOptions
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import run_plan
 
 
 def main():

@@ -255,9 +255,9 @@ diff:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dbhost.tuning.plugins.module_utils._resource_limits import (
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.resource_limits import (
     DEFAULT_DROPIN_NAME, DEFAULT_LIMITS_FILE, ResourceLimits)
-from ansible_collections.dbhost.tuning.plugins.module_utils._result import run_plan
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import run_plan
 
 
 def main():

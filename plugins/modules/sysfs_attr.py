@@ -163,9 +163,9 @@ diff:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dbhost.tuning.plugins.module_utils._sysfs_attr import (
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.sysfs_attr import (
     DEFAULT_TMPFILES_FILE, SysfsAttributes)
-from ansible_collections.dbhost.tuning.plugins.module_utils._result import run_plan
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import run_plan
 
 
 def main():

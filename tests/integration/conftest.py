@@ -19,7 +19,7 @@ import os
 UNIT_CONFTEST = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'unit', 'conftest.py')
 
 try:
-    import ansible_collections.dbhost.tuning.plugins.module_utils._files  # noqa: F401 pylint: disable=unused-import
+    import ansible_collections.dbhost.tuning.plugins.module_utils.engine.files  # noqa: F401 pylint: disable=unused-import
 except ImportError:
     _spec = importlib.util.spec_from_file_location('dbhost_unit_conftest', UNIT_CONFTEST)
     _spec.loader.exec_module(importlib.util.module_from_spec(_spec))

@@ -42,5 +42,5 @@ def linux(monkeypatch):
 
     A test file that runs on Linux throughout says ``pytestmark = pytest.mark.usefixtures('linux')``.
     """
-    from ansible_collections.dbhost.tuning.plugins.module_utils import _platform
+    from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms as _platform
     monkeypatch.setattr(_platform, 'system', lambda: 'Linux')

@@ -18,7 +18,7 @@ import xmlschema
 import yaml
 
 from ansible_collections.dbhost.tuning.plugins.callback import drift_report
-from ansible_collections.dbhost.tuning.plugins.module_utils import _result
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import result as _result
 
 FIXTURES = os.path.join(os.path.dirname(__file__), '..', '..', 'fixtures', 'drift')
 SCHEMA = xmlschema.XMLSchema(os.path.join(FIXTURES, 'junit.xsd'))

@@ -12,8 +12,8 @@ import os
 import pytest
 import yaml
 
-from ansible_collections.dbhost.tuning.plugins.module_utils import _block_queue as bq
-from ansible_collections.dbhost.tuning.plugins.module_utils import _platform as platforms
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans import block_queue as bq
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms as platforms
 from ansible_collections.dbhost.tuning.tests.unit.fixtures.block import fake_sysfs
 from ansible_collections.dbhost.tuning.tests.unit.helpers import records
 

@@ -8,10 +8,10 @@ import os
 
 import pytest
 
-from ansible_collections.dbhost.tuning.plugins.module_utils import _db_parameter as dbp
-from ansible_collections.dbhost.tuning.plugins.module_utils import _mycnf as mycnf
-from ansible_collections.dbhost.tuning.plugins.module_utils import _oracle_pfile as pfile
-from ansible_collections.dbhost.tuning.plugins.module_utils import _postgresql_conf as pgconf
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans import db_parameter as dbp
+from ansible_collections.dbhost.tuning.plugins.module_utils.formats import mycnf as mycnf
+from ansible_collections.dbhost.tuning.plugins.module_utils.formats import oracle_pfile as pfile
+from ansible_collections.dbhost.tuning.plugins.module_utils.formats import postgresql_conf as pgconf
 
 FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
                         'fixtures', 'db')

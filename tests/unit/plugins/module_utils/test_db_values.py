@@ -6,9 +6,9 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.dbhost.tuning.plugins.module_utils import _mycnf as mycnf
-from ansible_collections.dbhost.tuning.plugins.module_utils import _oracle_pfile as pfile
-from ansible_collections.dbhost.tuning.plugins.module_utils import _postgresql_conf as pgconf
+from ansible_collections.dbhost.tuning.plugins.module_utils.formats import mycnf as mycnf
+from ansible_collections.dbhost.tuning.plugins.module_utils.formats import oracle_pfile as pfile
+from ansible_collections.dbhost.tuning.plugins.module_utils.formats import postgresql_conf as pgconf
 
 
 @pytest.mark.parametrize('name, value', [

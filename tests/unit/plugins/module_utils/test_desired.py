@@ -10,8 +10,8 @@ import os
 
 import pytest
 
-from ansible_collections.dbhost.tuning.plugins.module_utils import _desired as desired
-from ansible_collections.dbhost.tuning.plugins.module_utils._result import InputError
+from ansible_collections.dbhost.tuning.plugins.module_utils.state import desired as desired
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import InputError
 
 GIB = 1024 ** 3
 HUGE_2M = 2 * 1024 * 1024

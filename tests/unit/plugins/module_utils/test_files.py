@@ -8,7 +8,7 @@ import stat
 
 import pytest
 
-from ansible_collections.dbhost.tuning.plugins.module_utils import _files as files
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import files as files
 
 
 def test_rooted_joins_and_refuses_escape():
@@ -53,7 +53,7 @@ def test_failed_write_leaves_file_and_no_temp(tmp_path, monkeypatch):
 
 
 def test_file_change_reports_and_applies(tmp_path):
-    from ansible_collections.dbhost.tuning.plugins.module_utils._result import Result
+    from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import Result
     path = str(tmp_path / 'x')
     change = files.FileChange(path, None, 'a\n', shown_path='/etc/x')
     result = Result()
@@ -111,7 +111,7 @@ def test_relative_link_out_of_root_is_refused_naming_it(tmp_path):
         files.rooted(root, '/etc/sysctl.d/90-dbhost-tuning.conf')
     assert 'the link /etc/sysctl.d/90-dbhost-tuning.conf -> ../../../outside/x.conf leads out of' in str(caught.value)
     # An InputError: run_plan fails the task with this message.
-    from ansible_collections.dbhost.tuning.plugins.module_utils._result import InputError
+    from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import InputError
     assert isinstance(caught.value, InputError)
     with pytest.raises(files.PathError):
         files.write_atomic(os.path.join(root, 'etc/sysctl.d/90-dbhost-tuning.conf'), 'new\n', root=root)
@@ -337,7 +337,7 @@ def test_write_removes_stale_temps(tmp_path):
 
 
 def test_plan_removes_stale_temps_outside_check_mode_only(tmp_path):
-    from ansible_collections.dbhost.tuning.plugins.module_utils._result import Result
+    from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import Result
     _plant_leftovers(tmp_path)
     local = files.rooted(str(tmp_path), '/x.conf')
     files.FileChange(local, 'old\n', 'old\n').report(Result(check_mode=True))

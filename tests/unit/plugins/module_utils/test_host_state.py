@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from ansible_collections.dbhost.tuning.plugins.module_utils._host_state import HostState
+from ansible_collections.dbhost.tuning.plugins.module_utils.state.host_state import HostState
 from ansible_collections.dbhost.tuning.tests.unit.helpers import digest, put
 
 GIB = 1024 ** 3

@@ -5,11 +5,11 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.dbhost.tuning.plugins.module_utils import _block_queue as bq
-from ansible_collections.dbhost.tuning.plugins.module_utils import _host_facts as facts
-from ansible_collections.dbhost.tuning.plugins.module_utils import _mountinfo as mountinfo
-from ansible_collections.dbhost.tuning.plugins.module_utils import _mounts as mounts
-from ansible_collections.dbhost.tuning.plugins.module_utils import _processor_set as ps
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans import block_queue as bq
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import host_facts as facts
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import mountinfo as mountinfo
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans import mounts as mounts
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans import processor_set as ps
 
 # proc(5): the kernel writes space, tab, newline and backslash as \040 \011 \012 \134.
 ESCAPED = (

@@ -14,8 +14,8 @@ import stat
 import pytest
 import yaml
 
-from ansible_collections.dbhost.tuning.plugins.module_utils import _mounts as mounts
-from ansible_collections.dbhost.tuning.plugins.module_utils._result import CHANGED, DRIFT, FAILED, OK, PENDING_REBOOT
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans import mounts as mounts
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import CHANGED, DRIFT, FAILED, OK, PENDING_REBOOT
 from ansible_collections.dbhost.tuning.tests.unit.helpers import read
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'fixtures', 'mounts')

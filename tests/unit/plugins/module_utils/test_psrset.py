@@ -13,8 +13,8 @@ import re
 
 import pytest
 
-from ansible_collections.dbhost.tuning.plugins.module_utils import _processor_set as ps
-from ansible_collections.dbhost.tuning.plugins.module_utils import _psrset as sol
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans import processor_set as ps
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans import psrset as sol
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'fixtures', 'sunos')
 

@@ -5,7 +5,7 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.dbhost.tuning.plugins.module_utils import _result as r
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import result as r
 
 
 @pytest.mark.parametrize('kwargs, status', [

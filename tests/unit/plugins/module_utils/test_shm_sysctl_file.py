@@ -16,7 +16,7 @@ __metaclass__ = type
 
 import os
 
-from ansible_collections.dbhost.tuning.plugins.module_utils._kernel_params import KernelParams
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.kernel_params import KernelParams
 
 SHM_FILE = '/etc/sysctl.d/90-dbhost-tuning-shm.conf'
 PROFILE_FILE = '/etc/sysctl.d/90-dbhost-tuning.conf'

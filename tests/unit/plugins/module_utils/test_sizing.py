@@ -13,7 +13,7 @@ import re
 import pytest
 import yaml
 
-from ansible_collections.dbhost.tuning.plugins.module_utils import _sizing as sizing
+from ansible_collections.dbhost.tuning.plugins.module_utils.sizing import shm as sizing
 
 with open(os.path.join(os.path.dirname(__file__), 'sizing_cases.yml')) as _handle:
     CASES = yaml.safe_load(_handle)

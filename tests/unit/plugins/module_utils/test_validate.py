@@ -7,9 +7,9 @@ import os
 
 import pytest
 
-from ansible_collections.dbhost.tuning.plugins.module_utils import _numa as numa
-from ansible_collections.dbhost.tuning.plugins.module_utils import _validate as validate
-from ansible_collections.dbhost.tuning.plugins.module_utils._result import InputError
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import numa as numa
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate as validate
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import InputError
 
 SPACES_AND_SEPARATORS = [u'\n', u'\r', u'\t', u'\x00', u'\x1b', u'\x85', u'\xa0', u'\u2028', u'\u2029',
                          u'\u200b', u'\ufeff', u'\u3000', u'\x0b', u'\x0c']

@@ -10,7 +10,7 @@ import stat
 
 import pytest
 
-from ansible_collections.dbhost.tuning.plugins.module_utils import _db_parameter as dbp
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans import db_parameter as dbp
 from ansible_collections.dbhost.tuning.plugins.modules import db_parameter
 from ansible_collections.dbhost.tuning.tests.unit.helpers import digest, read, records
 

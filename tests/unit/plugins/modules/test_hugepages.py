@@ -18,8 +18,8 @@ import os
 import pytest
 
 from ansible_collections.dbhost.tuning.plugins.modules import hugepages
-from ansible_collections.dbhost.tuning.plugins.module_utils import _hugepages
-from ansible_collections.dbhost.tuning.plugins.module_utils import _platform
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans import hugepages as _hugepages
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms as _platform
 from ansible_collections.dbhost.tuning.tests.unit.helpers import digest, put, read, records
 
 SYSCTL_FILE = '/etc/sysctl.d/90-dbhost-tuning-hugepages.conf'

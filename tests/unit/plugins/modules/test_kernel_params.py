@@ -9,8 +9,8 @@ import os
 import pytest
 
 from ansible_collections.dbhost.tuning.plugins.modules import kernel_params
-from ansible_collections.dbhost.tuning.plugins.module_utils import _kernel_params
-from ansible_collections.dbhost.tuning.plugins.module_utils import _platform
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans import kernel_params as _kernel_params
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms as _platform
 from ansible_collections.dbhost.tuning.tests.unit.helpers import digest, put, read, records
 
 OUR_FILE = '/etc/sysctl.d/90-dbhost-tuning.conf'

@@ -13,9 +13,9 @@ import time
 import pytest
 
 from ansible_collections.dbhost.tuning.plugins.modules import resource_limits
-from ansible_collections.dbhost.tuning.plugins.module_utils import _platform
-from ansible_collections.dbhost.tuning.plugins.module_utils import _resource_limits as plan_module
-from ansible_collections.dbhost.tuning.plugins.module_utils import _systemd
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms as _platform
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans import resource_limits as plan_module
+from ansible_collections.dbhost.tuning.plugins.module_utils.formats import systemd as _systemd
 from ansible_collections.dbhost.tuning.tests.unit.helpers import digest, put, read, records
 
 OURS = '/etc/security/limits.d/90-dbhost-tuning.conf'

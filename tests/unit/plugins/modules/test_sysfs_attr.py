@@ -12,9 +12,9 @@ import os
 import pytest
 
 from ansible_collections.dbhost.tuning.plugins.modules import sysfs_attr
-from ansible_collections.dbhost.tuning.plugins.module_utils import _platform
-from ansible_collections.dbhost.tuning.plugins.module_utils import _sysfs
-from ansible_collections.dbhost.tuning.plugins.module_utils import _sysfs_attr
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms as _platform
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import sysfs as _sysfs
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans import sysfs_attr as _sysfs_attr
 from ansible_collections.dbhost.tuning.tests.unit.helpers import digest, put, read, records
 
 THP = '/sys/kernel/mm/transparent_hugepage/enabled'

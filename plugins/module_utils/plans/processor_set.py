@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Internal to dbhost.tuning: bind a database's processes to a set of CPUs and its memory
 to the NUMA nodes of those CPUs (Linux: systemd drop-in, sched_setaffinity, cpuset cgroups;
-SunOS: see _psrset.py).
+SunOS: see plans/psrset.py).
 
 The module file only declares options and calls ProcessorSet(...).run(); the plan is made
 here, and bad input is refused (InputError) before anything is touched.
@@ -18,16 +18,16 @@ import os
 import pwd
 import re
 
-from ansible_collections.dbhost.tuning.plugins.module_utils import _mountinfo
-from ansible_collections.dbhost.tuning.plugins.module_utils import _numa as numa
-from ansible_collections.dbhost.tuning.plugins.module_utils import _platform as platforms
-from ansible_collections.dbhost.tuning.plugins.module_utils import _systemd as systemd
-from ansible_collections.dbhost.tuning.plugins.module_utils import _validate as validate
-from ansible_collections.dbhost.tuning.plugins.module_utils._files import FileChange, read_text, rooted
-from ansible_collections.dbhost.tuning.plugins.module_utils._result import (
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import mountinfo as _mountinfo
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import numa as numa
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms as platforms
+from ansible_collections.dbhost.tuning.plugins.module_utils.formats import systemd as systemd
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate as validate
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import FileChange, read_text, rooted
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import (
     FAILED, OK, PENDING_RESTART, UNSUPPORTED, Result, Setting, decide_status)
-from ansible_collections.dbhost.tuning.plugins.module_utils._result import InputError  # noqa: F401 (re-exported)
-from ansible_collections.dbhost.tuning.plugins.module_utils._plan import Plan
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import InputError  # noqa: F401 (re-exported)
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.base import Plan
 
 DROPIN_NAME = '90-dbhost-tuning-cpus.conf'
 HEADER = '# Managed by dbhost.tuning.processor_set; the keys below are overwritten on every run.'
@@ -893,7 +893,7 @@ class LinuxProcessorSet(object):
 
 # ------------------------------------------------------------------ dispatch
 def _sunos_class():
-    from ansible_collections.dbhost.tuning.plugins.module_utils._psrset import SunOSProcessorSet
+    from ansible_collections.dbhost.tuning.plugins.module_utils.plans.psrset import SunOSProcessorSet
     return SunOSProcessorSet
 
 

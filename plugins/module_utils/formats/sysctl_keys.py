@@ -8,7 +8,7 @@ root (no <root>/proc/sys), FreeBSD without a runner and SunOS (whose running ker
 not read) cannot, and a value persisted unchecked would be refused at the next boot, or
 worse, taken.  The keys below are checked against their type and range whatever the
 kernel shows: every key the roles' profiles set (roles/kernel_params/vars/*.yml, and
-_sizing.py for the shared_memory role) and their neighbours.
+sizing/shm.py for the shared_memory role) and their neighbours.
 
 Ranges are those of a 64-bit kernel, the widest any kernel accepts: a 32-bit kernel, or
 a floor that depends on the kernel build (net.core.*mem_*), is still refused by the

@@ -29,14 +29,14 @@ __metaclass__ = type
 import os
 import re
 
-from ansible_collections.dbhost.tuning.plugins.module_utils import _mountinfo
-from ansible_collections.dbhost.tuning.plugins.module_utils import _platform as platforms
-from ansible_collections.dbhost.tuning.plugins.module_utils import _validate as validate
-from ansible_collections.dbhost.tuning.plugins.module_utils._files import FileChange, PathError, read_text, rooted
-from ansible_collections.dbhost.tuning.plugins.module_utils._result import (
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import mountinfo as _mountinfo
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms as platforms
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate as validate
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import FileChange, PathError, read_text, rooted
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import (
     CHANGED, FAILED, OK, PENDING_REBOOT, Result, Setting, decide_status)
-from ansible_collections.dbhost.tuning.plugins.module_utils._result import InputError  # noqa: F401 (re-exported)
-from ansible_collections.dbhost.tuning.plugins.module_utils._plan import Plan
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import InputError  # noqa: F401 (re-exported)
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.base import Plan
 
 
 # ---------------------------------------------------------------------------- options

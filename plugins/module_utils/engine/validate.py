@@ -13,7 +13,7 @@
 - A path may hold the ASCII space (fstab writes it ``\\040``), and no other space.
 - ``root`` is an absolute path to an existing folder.
 
-The checks raise _result.InputError with a message naming the option.  check_params()
+The checks raise InputError with a message naming the option.  check_params()
 runs them over every option of a module (run_plan calls it before anything is read);
 the plan classes call the single checks for the values they take apart themselves.
 Pure Python.
@@ -26,7 +26,7 @@ __metaclass__ = type
 import os
 import unicodedata
 
-from ansible_collections.dbhost.tuning.plugins.module_utils._result import InputError
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
 
 _NAMED = {
     '\n': 'a newline',

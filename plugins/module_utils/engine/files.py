@@ -31,7 +31,7 @@ import stat
 import tempfile
 import time
 
-from ansible_collections.dbhost.tuning.plugins.module_utils._result import InputError
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import InputError
 
 # As Linux's MAXSYMLINKS: more links than this on one path is a loop.
 MAX_LINKS = 40

@@ -14,12 +14,12 @@ __metaclass__ = type
 import os
 import re
 
-from ansible_collections.dbhost.tuning.plugins.module_utils import _mountinfo
-from ansible_collections.dbhost.tuning.plugins.module_utils import _numa as numa
-from ansible_collections.dbhost.tuning.plugins.module_utils import _platform as platforms
-from ansible_collections.dbhost.tuning.plugins.module_utils import _sysfs as sysfs
-from ansible_collections.dbhost.tuning.plugins.module_utils import _validate as validate
-from ansible_collections.dbhost.tuning.plugins.module_utils._result import InputError
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import mountinfo as _mountinfo
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import numa as numa
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms as platforms
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import sysfs as sysfs
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate as validate
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import InputError
 
 SUBSETS = ('memory', 'hugepages', 'numa', 'transparent_hugepage', 'shm', 'block_devices', 'mounts', 'cpusets')
 SHM_KEYS = ('kernel.shmmax', 'kernel.shmall', 'kernel.shmmni', 'kernel.sem', 'vm.nr_hugepages',

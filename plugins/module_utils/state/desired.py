@@ -26,17 +26,17 @@ import grp
 import os
 import pwd
 
-from ansible_collections.dbhost.tuning.plugins.module_utils import _compare as compare
-from ansible_collections.dbhost.tuning.plugins.module_utils import _sizing as sizing
-from ansible_collections.dbhost.tuning.plugins.module_utils import _sysctl as sysctl
-from ansible_collections.dbhost.tuning.plugins.module_utils._kernel_params import ValueCompare
-from ansible_collections.dbhost.tuning.plugins.module_utils._profiles import (
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import compare as compare
+from ansible_collections.dbhost.tuning.plugins.module_utils.sizing import shm as sizing
+from ansible_collections.dbhost.tuning.plugins.module_utils.formats import sysctl as sysctl
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.kernel_params import ValueCompare
+from ansible_collections.dbhost.tuning.plugins.module_utils.sizing.profiles import (
     ENGINE_USERS, PROFILE_NAMES, kernel_profile)
-from ansible_collections.dbhost.tuning.plugins.module_utils._result import InputError
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import InputError
 
 ROLES = ('kernel_params', 'shared_memory', 'block_queue', 'direct_io', 'processor_sets')
 
-# Sources of the shared_memory role's rules (the numbers are computed in _sizing.py).
+# Sources of the shared_memory role's rules (the numbers are computed in sizing/shm.py).
 ORACLE_SHM = 'Oracle Database Installation Guide for Linux, "Minimum Parameter Settings for Installation"'
 ORACLE_HUGEPAGES = 'Oracle Database Installation Guide for Linux, "Configuring HugePages on Linux"'
 ORACLE_MEMLOCK = 'Oracle Database Installation Guide for Linux, "Checking Resource Limits" (memlock at least 90% of RAM)'

@@ -19,16 +19,16 @@ import fnmatch
 import os
 import re
 
-from ansible_collections.dbhost.tuning.plugins.module_utils import _mountinfo
-from ansible_collections.dbhost.tuning.plugins.module_utils import _platform as platforms
-from ansible_collections.dbhost.tuning.plugins.module_utils import _sysfs as sysfs
-from ansible_collections.dbhost.tuning.plugins.module_utils import _udev as udev
-from ansible_collections.dbhost.tuning.plugins.module_utils import _validate as validate
-from ansible_collections.dbhost.tuning.plugins.module_utils._files import FileChange, PathError, confine, read_text, rooted
-from ansible_collections.dbhost.tuning.plugins.module_utils._result import (
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import mountinfo as _mountinfo
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms as platforms
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import sysfs as sysfs
+from ansible_collections.dbhost.tuning.plugins.module_utils.formats import udev as udev
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate as validate
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import FileChange, PathError, confine, read_text, rooted
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import (
     FAILED, Result, Setting, decide_status)
-from ansible_collections.dbhost.tuning.plugins.module_utils._result import InputError  # noqa: F401 (re-exported)
-from ansible_collections.dbhost.tuning.plugins.module_utils._plan import Plan
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import InputError  # noqa: F401 (re-exported)
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.base import Plan
 
 DEFAULT_FILE = '/etc/udev/rules.d/61-dbhost-tuning.rules'
 HEADER = ('# Managed by dbhost.tuning.block_queue: block queue attributes of selected devices.\n'

@@ -10,6 +10,9 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError  # noqa: F401 (re-exported)
+
 OK = 'ok'
 CHANGED = 'changed'
 DRIFT = 'drift'
@@ -28,10 +31,6 @@ STATUSES = (OK, CHANGED, DRIFT, PENDING_RESTART, PENDING_REBOOT, SHADOWED, UNSUP
 CLEAN_STATUSES = (OK, UNSUPPORTED)
 
 
-class InputError(ValueError):
-    """Bad input: refused before anything is touched; the message names the input."""
-
-
 def run_plan(module, make_plan):
     """The end of every module's main(): build the plan, run it, exit with the contract.
 
@@ -42,13 +41,11 @@ def run_plan(module, make_plan):
     the full result, so the records still reach the drift report.  A module with a
     ``fail_on_drift`` option that is true fails when any record drifted, with
     ``drift_gate: true`` in the result (drift_gate_message()).  Before the plan is
-    made, every option goes through the shared checks (_validate.check_params: no
+    made, every option goes through the shared checks (validate.check_params: no
     control character or line separator anywhere, no odd space in a path, a usable root).
     """
-    # Bound late: _validate raises this module's InputError.
-    from ansible_collections.dbhost.tuning.plugins.module_utils import _validate
     try:
-        _validate.check_params(getattr(module, 'params', None), getattr(module, 'argument_spec', None))
+        validate.check_params(getattr(module, 'params', None), getattr(module, 'argument_spec', None))
         plan = make_plan()
         result = plan.run(module)
     except InputError as exc:
@@ -112,7 +109,7 @@ def decide_status(live_ok, persisted_ok, check_mode, live_needs=None, shadowed=F
 class Setting(object):
     """One managed item: {name, target, desired, live, persisted, status, detail, comparison}.
 
-    ``comparison`` says how ``desired`` is meant (see _compare.py): ``exact``, ``minimum``
+    ``comparison`` says how ``desired`` is meant (see engine/compare.py): ``exact``, ``minimum``
     (at least: a larger live or persisted value is met and never lowered) or ``maximum``;
     a vector value may carry one comparison per field.
     """

@@ -15,17 +15,17 @@ import errno
 import os
 import sys
 
-from ansible_collections.dbhost.tuning.plugins.module_utils import _compare as compare
-from ansible_collections.dbhost.tuning.plugins.module_utils import _etc_system as etc_system
-from ansible_collections.dbhost.tuning.plugins.module_utils import _platform as platforms
-from ansible_collections.dbhost.tuning.plugins.module_utils import _sysctl as sysctl
-from ansible_collections.dbhost.tuning.plugins.module_utils import _sysctl_keys as sysctl_keys
-from ansible_collections.dbhost.tuning.plugins.module_utils import _validate as validate
-from ansible_collections.dbhost.tuning.plugins.module_utils._files import FileChange, PathError, confine, read_text, rooted
-from ansible_collections.dbhost.tuning.plugins.module_utils._result import (
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import compare as compare
+from ansible_collections.dbhost.tuning.plugins.module_utils.formats import etc_system as etc_system
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms as platforms
+from ansible_collections.dbhost.tuning.plugins.module_utils.formats import sysctl as sysctl
+from ansible_collections.dbhost.tuning.plugins.module_utils.formats import sysctl_keys as sysctl_keys
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate as validate
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import FileChange, PathError, confine, read_text, rooted
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import (
     FAILED, OK, PENDING_REBOOT, UNSUPPORTED, Result, Setting, decide_status)
-from ansible_collections.dbhost.tuning.plugins.module_utils._result import InputError  # noqa: F401 (re-exported)
-from ansible_collections.dbhost.tuning.plugins.module_utils._plan import Plan
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import InputError  # noqa: F401 (re-exported)
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.base import Plan
 
 HEADER = '# Managed by dbhost.tuning.kernel_params; local edits to these keys are overwritten.'
 

@@ -20,17 +20,17 @@ import os
 import re
 import time
 
-from ansible_collections.dbhost.tuning.plugins.module_utils import _compare as compare
-from ansible_collections.dbhost.tuning.plugins.module_utils import _limits as limits
-from ansible_collections.dbhost.tuning.plugins.module_utils import _platform as platforms
-from ansible_collections.dbhost.tuning.plugins.module_utils import _project as project_db
-from ansible_collections.dbhost.tuning.plugins.module_utils import _systemd as systemd
-from ansible_collections.dbhost.tuning.plugins.module_utils import _validate as validate
-from ansible_collections.dbhost.tuning.plugins.module_utils._files import FileChange, PathError, read_text, rooted
-from ansible_collections.dbhost.tuning.plugins.module_utils._result import (
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import compare as compare
+from ansible_collections.dbhost.tuning.plugins.module_utils.formats import limits as limits
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms as platforms
+from ansible_collections.dbhost.tuning.plugins.module_utils.formats import project as project_db
+from ansible_collections.dbhost.tuning.plugins.module_utils.formats import systemd as systemd
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate as validate
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import FileChange, PathError, read_text, rooted
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import (
     FAILED, PENDING_RESTART, UNSUPPORTED, Result, Setting, decide_status)
-from ansible_collections.dbhost.tuning.plugins.module_utils._result import InputError  # noqa: F401 (re-exported)
-from ansible_collections.dbhost.tuning.plugins.module_utils._plan import Plan
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import InputError  # noqa: F401 (re-exported)
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.base import Plan
 
 DEFAULT_LIMITS_FILE = '/etc/security/limits.d/90-dbhost-tuning.conf'
 DEFAULT_DROPIN_NAME = '90-dbhost-tuning.conf'

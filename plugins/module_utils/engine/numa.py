@@ -13,7 +13,7 @@ __metaclass__ = type
 import os
 import re
 
-from ansible_collections.dbhost.tuning.plugins.module_utils._result import InputError
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import InputError
 
 _RANGE = re.compile(r'^([0-9]+)(?:-([0-9]+)(?::([0-9]+))?)?\Z')
 # Above any kernel's CONFIG_NR_CPUS (at most 8192 on x86_64 with MAXSMP): a bigger number

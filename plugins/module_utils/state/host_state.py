@@ -20,18 +20,18 @@ __metaclass__ = type
 
 import os
 
-from ansible_collections.dbhost.tuning.plugins.module_utils import _host_facts as host_facts
-from ansible_collections.dbhost.tuning.plugins.module_utils._block_queue import BlockQueue
-from ansible_collections.dbhost.tuning.plugins.module_utils._db_parameter import DbParameter
-from ansible_collections.dbhost.tuning.plugins.module_utils._desired import ROLES, compile_state, default_roles
-from ansible_collections.dbhost.tuning.plugins.module_utils._hugepages import HugePages
-from ansible_collections.dbhost.tuning.plugins.module_utils._kernel_params import KernelParams
-from ansible_collections.dbhost.tuning.plugins.module_utils._mounts import MountOptions
-from ansible_collections.dbhost.tuning.plugins.module_utils._processor_set import ProcessorSet
-from ansible_collections.dbhost.tuning.plugins.module_utils._resource_limits import ResourceLimits
-from ansible_collections.dbhost.tuning.plugins.module_utils._result import InputError, Result
-from ansible_collections.dbhost.tuning.plugins.module_utils._sysfs_attr import SysfsAttributes
-from ansible_collections.dbhost.tuning.plugins.module_utils._plan import Plan
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import host_facts as host_facts
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.block_queue import BlockQueue
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter import DbParameter
+from ansible_collections.dbhost.tuning.plugins.module_utils.state.desired import ROLES, compile_state, default_roles
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.hugepages import HugePages
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.kernel_params import KernelParams
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.mounts import MountOptions
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.processor_set import ProcessorSet
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.resource_limits import ResourceLimits
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import InputError, Result
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.sysfs_attr import SysfsAttributes
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.base import Plan
 
 
 class Context(object):

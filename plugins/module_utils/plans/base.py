@@ -6,7 +6,7 @@
 A plan (KernelParams, HugePages, SysfsAttributes, ResourceLimits, BlockQueue,
 MountOptions, DbParameter, ProcessorSet, and HostState over all of them) is made from
 a module's options, refuses bad input in its constructor or validate(), and has
-run(module) -> Result.  run_plan() (_result.py) ends every module with it, and
+run(module) -> Result.  run_plan() (engine/result.py) ends every module with it, and
 HostState runs several in one process.
 
 Why a task fails is derived here, from the records, in one way for every kind:

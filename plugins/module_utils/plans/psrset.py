@@ -17,11 +17,11 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.dbhost.tuning.plugins.module_utils import _numa as numa
-from ansible_collections.dbhost.tuning.plugins.module_utils import _validate as validate
-from ansible_collections.dbhost.tuning.plugins.module_utils._processor_set import (
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import numa as numa
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate as validate
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.processor_set import (
     _SET_NAME, InputError, ProcessMatcher, check_cpus_exist, parse_list)
-from ansible_collections.dbhost.tuning.plugins.module_utils._result import (
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import (
     FAILED, OK, Result, Setting, decide_status)
 
 POOL_PREFIX = 'dbhost-'

@@ -21,9 +21,44 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import Result
+
 
 class Plan(object):
-    """Base of every kind's plan: the failure message derived from the records."""
+    """Base of every kind's plan: run() over the hooks, and the failure message derived from the records."""
+
+    check_mode = False
+
+    def run(self, module=None):
+        """Check or apply this plan: the hooks in their fixed order (see the module docstring)."""
+        self.validate()
+        desired = self.desired()
+        live = self.read_live(desired)
+        persisted = self.read_persisted(desired)
+        done = self.apply(desired, live, persisted, module)
+        result = Result(self.check_mode)
+        self.render(result, desired, live, persisted, done)
+        return result
+
+    def validate(self):
+        """Refuse bad input with an InputError naming it (nothing to refuse by default)."""
+
+    def desired(self):
+        raise NotImplementedError('%s.desired' % type(self).__name__)
+
+    def read_live(self, desired):
+        """The live values (none by default: a kind with only files)."""
+        return {}
+
+    def read_persisted(self, desired):
+        """What the persisted files hold (none by default: a live-only kind)."""
+        return {}
+
+    def apply(self, desired, live, persisted, module):
+        raise NotImplementedError('%s.apply' % type(self).__name__)
+
+    def render(self, result, desired, live, persisted, done):
+        raise NotImplementedError('%s.render' % type(self).__name__)
 
     # 'refused by the kernel: kernel.shmmni (Invalid argument)'
     failed_label = 'refused by the kernel'

@@ -14,7 +14,7 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.dbhost.tuning.plugins.module_utils.sizing import profiles as profiles
+from ansible_collections.dbhost.tuning.plugins.module_utils.sizing import profiles
 from ansible_collections.dbhost.tuning.plugins.module_utils.sizing import shm as sizing
 
 

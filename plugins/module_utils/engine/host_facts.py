@@ -15,10 +15,10 @@ import os
 import re
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import mountinfo as _mountinfo
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine import numa as numa
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms as platforms
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine import sysfs as sysfs
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate as validate
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import numa
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import sysfs
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import InputError
 
 SUBSETS = ('memory', 'hugepages', 'numa', 'transparent_hugepage', 'shm', 'block_devices', 'mounts', 'cpusets')

@@ -21,7 +21,7 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate as validate
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate
 
 ETC_PROJECT = '/etc/project'
 MAX_PROJECT_ID = 2147483647  # MAXPROJID

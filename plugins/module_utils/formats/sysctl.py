@@ -26,8 +26,8 @@ import fnmatch
 import os
 import re
 
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine import confd as confd
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate as validate
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import confd
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate
 
 SEARCH_DIRS = (
     '/etc/sysctl.d',

@@ -26,7 +26,7 @@ __metaclass__ = type
 import os
 import re
 
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine import confd as confd
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import confd
 
 SEARCH_DIRS = (
     '/etc/systemd/system',

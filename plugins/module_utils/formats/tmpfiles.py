@@ -27,7 +27,7 @@ __metaclass__ = type
 import fnmatch
 import re
 
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine import confd as confd
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import confd
 
 SEARCH_DIRS = (
     '/etc/tmpfiles.d',

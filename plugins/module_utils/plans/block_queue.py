@@ -20,10 +20,10 @@ import os
 import re
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import mountinfo as _mountinfo
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms as platforms
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine import sysfs as sysfs
-from ansible_collections.dbhost.tuning.plugins.module_utils.formats import udev as udev
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate as validate
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import sysfs
+from ansible_collections.dbhost.tuning.plugins.module_utils.formats import udev
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import FileChange, PathError, confine, read_text, rooted
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import (
     FAILED, Result, Setting, decide_status)

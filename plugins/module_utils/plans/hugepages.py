@@ -29,11 +29,11 @@ __metaclass__ = type
 import os
 import re
 
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine import compare as compare
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms as platforms
-from ansible_collections.dbhost.tuning.plugins.module_utils.formats import sysctl as sysctl
-from ansible_collections.dbhost.tuning.plugins.module_utils.formats import tmpfiles as tmpfiles
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate as validate
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import compare
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms
+from ansible_collections.dbhost.tuning.plugins.module_utils.formats import sysctl
+from ansible_collections.dbhost.tuning.plugins.module_utils.formats import tmpfiles
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import FileChange, PathError, confine, read_text, rooted
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import (
     FAILED, UNSUPPORTED, Result, Setting, decide_status)

@@ -15,12 +15,12 @@ import errno
 import os
 import sys
 
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine import compare as compare
-from ansible_collections.dbhost.tuning.plugins.module_utils.formats import etc_system as etc_system
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms as platforms
-from ansible_collections.dbhost.tuning.plugins.module_utils.formats import sysctl as sysctl
-from ansible_collections.dbhost.tuning.plugins.module_utils.formats import sysctl_keys as sysctl_keys
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate as validate
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import compare
+from ansible_collections.dbhost.tuning.plugins.module_utils.formats import etc_system
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms
+from ansible_collections.dbhost.tuning.plugins.module_utils.formats import sysctl
+from ansible_collections.dbhost.tuning.plugins.module_utils.formats import sysctl_keys
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import FileChange, PathError, confine, read_text, rooted
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import (
     FAILED, OK, PENDING_REBOOT, UNSUPPORTED, Result, Setting, decide_status)

@@ -30,8 +30,8 @@ import os
 import re
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import mountinfo as _mountinfo
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms as platforms
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate as validate
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import FileChange, PathError, read_text, rooted
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import (
     CHANGED, FAILED, OK, PENDING_REBOOT, Result, Setting, decide_status)

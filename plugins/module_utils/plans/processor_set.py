@@ -19,10 +19,10 @@ import pwd
 import re
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import mountinfo as _mountinfo
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine import numa as numa
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms as platforms
-from ansible_collections.dbhost.tuning.plugins.module_utils.formats import systemd as systemd
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate as validate
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import numa
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms
+from ansible_collections.dbhost.tuning.plugins.module_utils.formats import systemd
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import FileChange, read_text, rooted
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import (
     FAILED, OK, PENDING_RESTART, UNSUPPORTED, Result, Setting, decide_status)

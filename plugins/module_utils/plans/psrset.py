@@ -17,8 +17,8 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine import numa as numa
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate as validate
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import numa
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.processor_set import (
     _SET_NAME, InputError, ProcessMatcher, check_cpus_exist, parse_list)
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import (

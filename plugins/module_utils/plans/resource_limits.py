@@ -20,12 +20,12 @@ import os
 import re
 import time
 
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine import compare as compare
-from ansible_collections.dbhost.tuning.plugins.module_utils.formats import limits as limits
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms as platforms
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import compare
+from ansible_collections.dbhost.tuning.plugins.module_utils.formats import limits
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import project as project_db
-from ansible_collections.dbhost.tuning.plugins.module_utils.formats import systemd as systemd
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate as validate
+from ansible_collections.dbhost.tuning.plugins.module_utils.formats import systemd
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import FileChange, PathError, read_text, rooted
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import (
     FAILED, PENDING_RESTART, UNSUPPORTED, Result, Setting, decide_status)

@@ -26,9 +26,9 @@ import grp
 import os
 import pwd
 
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine import compare as compare
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import compare
 from ansible_collections.dbhost.tuning.plugins.module_utils.sizing import shm as sizing
-from ansible_collections.dbhost.tuning.plugins.module_utils.formats import sysctl as sysctl
+from ansible_collections.dbhost.tuning.plugins.module_utils.formats import sysctl
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.kernel_params import ValueCompare
 from ansible_collections.dbhost.tuning.plugins.module_utils.sizing.profiles import (
     ENGINE_USERS, PROFILE_NAMES, kernel_profile)

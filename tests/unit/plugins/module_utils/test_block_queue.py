@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans import block_queue as bq
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms as platforms
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms
 from ansible_collections.dbhost.tuning.tests.unit.fixtures.block import fake_sysfs
 from ansible_collections.dbhost.tuning.tests.unit.helpers import records
 

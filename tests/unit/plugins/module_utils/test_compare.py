@@ -11,7 +11,7 @@ import os
 import pytest
 import yaml
 
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine import compare as compare
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import compare
 
 with open(os.path.join(os.path.dirname(__file__), 'comparison_cases.yml')) as handle:
     CASES = yaml.safe_load(handle)

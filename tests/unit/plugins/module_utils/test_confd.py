@@ -7,7 +7,7 @@ __metaclass__ = type
 
 import os
 
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine import confd as confd
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import confd
 
 FOLDERS = ('/etc/x.d', '/run/x.d', '/usr/local/lib/x.d', '/usr/lib/x.d')
 

@@ -9,7 +9,7 @@ import os
 import pytest
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans import db_parameter as dbp
-from ansible_collections.dbhost.tuning.plugins.module_utils.formats import mycnf as mycnf
+from ansible_collections.dbhost.tuning.plugins.module_utils.formats import mycnf
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import oracle_pfile as pfile
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import postgresql_conf as pgconf
 

@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from ansible_collections.dbhost.tuning.plugins.module_utils.state import desired as desired
+from ansible_collections.dbhost.tuning.plugins.module_utils.state import desired
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import InputError
 
 GIB = 1024 ** 3

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from ansible_collections.dbhost.tuning.plugins.module_utils.formats import etc_system as etc_system
+from ansible_collections.dbhost.tuning.plugins.module_utils.formats import etc_system
 
 FIXTURE = os.path.join(os.path.dirname(__file__), '..', '..', 'fixtures', 'sysctl', 'solaris-system')
 

@@ -8,7 +8,7 @@ import stat
 
 import pytest
 
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine import files as files
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import files
 
 
 def test_rooted_joins_and_refuses_escape():

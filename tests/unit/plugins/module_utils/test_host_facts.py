@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine import host_facts as host_facts
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import host_facts
 from ansible_collections.dbhost.tuning.tests.unit.helpers import put
 
 

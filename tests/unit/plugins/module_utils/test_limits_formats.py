@@ -9,8 +9,8 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.dbhost.tuning.plugins.module_utils.formats import limits as limits
-from ansible_collections.dbhost.tuning.plugins.module_utils.formats import project as project
+from ansible_collections.dbhost.tuning.plugins.module_utils.formats import limits
+from ansible_collections.dbhost.tuning.plugins.module_utils.formats import project
 
 LIMITS_CONF = '''# /etc/security/limits.conf
 #

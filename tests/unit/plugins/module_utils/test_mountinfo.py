@@ -7,8 +7,8 @@ __metaclass__ = type
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans import block_queue as bq
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import host_facts as facts
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine import mountinfo as mountinfo
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans import mounts as mounts
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import mountinfo
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans import mounts
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans import processor_set as ps
 
 # proc(5): the kernel writes space, tab, newline and backslash as \040 \011 \012 \134.

@@ -14,7 +14,7 @@ import stat
 import pytest
 import yaml
 
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans import mounts as mounts
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans import mounts
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import CHANGED, DRIFT, FAILED, OK, PENDING_REBOOT
 from ansible_collections.dbhost.tuning.tests.unit.helpers import read
 

@@ -11,7 +11,7 @@ import time
 import pytest
 import yaml
 
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine import numa as numa
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import numa
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans import processor_set as ps
 from ansible_collections.dbhost.tuning.tests.unit.helpers import digest, write
 

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from ansible_collections.dbhost.tuning.plugins.module_utils.formats import sysctl as sysctl
+from ansible_collections.dbhost.tuning.plugins.module_utils.formats import sysctl
 
 FIXTURES = os.path.join(os.path.dirname(__file__), '..', '..', 'fixtures', 'sysctl')
 

@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from ansible_collections.dbhost.tuning.plugins.module_utils.formats import systemd as systemd
+from ansible_collections.dbhost.tuning.plugins.module_utils.formats import systemd
 
 SAMPLES = [
     '',

@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from ansible_collections.dbhost.tuning.plugins.module_utils.formats import tmpfiles as tmpfiles
+from ansible_collections.dbhost.tuning.plugins.module_utils.formats import tmpfiles
 
 THP = '/sys/kernel/mm/transparent_hugepage/enabled'
 DEFRAG = '/sys/kernel/mm/transparent_hugepage/defrag'

@@ -9,7 +9,7 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.dbhost.tuning.plugins.module_utils.formats import udev as udev
+from ansible_collections.dbhost.tuning.plugins.module_utils.formats import udev
 
 # Shaped like the rules files distributions ship (60-persistent-storage.rules, 60-block.rules)
 # plus a hand-written local rule: comments, continuation lines, GOTO/LABEL, all operators.

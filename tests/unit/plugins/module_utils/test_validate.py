@@ -7,8 +7,8 @@ import os
 
 import pytest
 
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine import numa as numa
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate as validate
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import numa
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import InputError
 
 SPACES_AND_SEPARATORS = [u'\n', u'\r', u'\t', u'\x00', u'\x1b', u'\x85', u'\xa0', u'\u2028', u'\u2029',

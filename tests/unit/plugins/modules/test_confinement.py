@@ -21,7 +21,7 @@ import shutil
 
 import pytest
 
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms as platforms
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 _spec = importlib.util.spec_from_file_location('fake_host', os.path.join(HERE, 'fake_host.py'))

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # -*- coding: utf-8 -*-
 # Copyright: contributors to dbhost.tuning
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
@@ -11,7 +10,7 @@
   - no file over MAX_LINES lines and no function or method over MAX_FUNCTION lines.
 
 Prints one line per problem and exits 1 when there is any; exits 0 silently otherwise.
-Usage: scripts/check_layout.py [CHECKOUT]
+Usage: python3 scripts/check_layout.py [CHECKOUT]
 """
 
 from __future__ import print_function

@@ -84,3 +84,60 @@ def server_unavailable(reason):
     if os.environ.get('DBHOST_REQUIRE_DB_SERVERS') == '1':
         pytest.fail('%s, although scripts/install-db-servers.sh installed the servers' % reason)
     pytest.skip(reason)
+
+
+ULONG = '18446744073692774399'
+
+
+def generous_oracle_host(root):
+    """A Linux tree under ``root`` whose limits all exceed what Oracle asks for a 40 % SGA on 64 GB:
+    shmmax and shmall at ULONG_MAX, shmmni 32768, a 30000-page pool, memlock unlimited."""
+    put(root, '/etc/passwd', 'oracle:x:54321:54322::/home/oracle:/bin/sh\n')
+    put(root, '/etc/group', 'dba:x:54322:\n')
+    for key, value in (('kernel/shmmax', ULONG), ('kernel/shmall', ULONG), ('kernel/shmmni', '32768'),
+                       ('vm/hugetlb_shm_group', '54322'), ('vm/nr_hugepages', '30000')):
+        put(root, '/proc/sys/' + key, value + '\n')
+    put(root, '/proc/meminfo', 'MemTotal:       67108864 kB\nMemFree:        20000000 kB\nHugepagesize:       2048 kB\n')
+    put(root, '/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages', '30000\n')
+    put(root, '/etc/sysctl.d/80-local.conf', 'vm.nr_hugepages = 30000\nvm.hugetlb_shm_group = 54322\n'
+                                             'kernel.shmmni = 32768\n')
+    put(root, '/etc/security/limits.conf', 'oracle - memlock unlimited\n')
+    os.makedirs(os.path.join(root, 'etc', 'security', 'limits.d'))
+    return root
+
+
+def run_role(tmp_path, role, variables, check=False):
+    """Run one role of this checkout on localhost through ansible-playbook; returns <role>_result,
+    with the role's other exported facts under ``exported`` (shared_memory_settings, ...)."""
+    import json
+    import shutil
+    import sys
+    import yaml
+    playbook_bin = shutil.which('ansible-playbook', path=os.path.dirname(sys.executable)) or \
+        shutil.which('ansible-playbook')
+    if playbook_bin is None:
+        pytest.skip('ansible-playbook is not installed')
+    checkout = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    collections = tmp_path / 'collections' / 'ansible_collections' / 'dbhost'
+    if not collections.exists():
+        collections.mkdir(parents=True)
+        os.symlink(checkout, str(collections / 'tuning'))
+    saved = tmp_path / 'result.json'
+    playbook = tmp_path / 'play.yml'
+    playbook.write_text(yaml.safe_dump([{
+        'hosts': 'localhost', 'connection': 'local', 'gather_facts': False,
+        'vars': dict(variables, ansible_python_interpreter=sys.executable),
+        'tasks': [
+            {'name': 'role', 'ansible.builtin.include_role': {'name': 'dbhost.tuning.' + role}},
+            {'name': 'save', 'ansible.builtin.copy': {
+                'content': '{{ %s_result | combine({"exported": {"shared_memory_settings": '
+                           'shared_memory_settings | default(none)}}) | to_json }}' % role,
+                'dest': str(saved), 'mode': '0600'}, 'check_mode': False},
+        ]}]))
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(tmp_path / 'collections'), ANSIBLE_NOCOLOR='1',
+               ANSIBLE_LOCAL_TEMP=str(tmp_path / 'tmp'), ANSIBLE_HOME=str(tmp_path / 'home'))
+    argv = [playbook_bin, '-i', 'localhost,', str(playbook)] + (['--check'] if check else [])
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    with open(str(saved)) as handle:
+        return json.load(handle)

@@ -67,6 +67,7 @@ class DesiredState(object):
         self.restart_services = []
         self.notes = []
         self.messages = []
+        self.sizing = None   # the shared memory sizing (sizing/shm.py), exported as shared_memory_settings
         self._index = {}
 
     def add(self, kind, key, desired, comparison, owner, source, namespace=None):
@@ -224,6 +225,8 @@ def _canonical(name, system, where):
 def compile_shared_memory(state, v, facts, numa_node=None):
     role = 'shared_memory'
     system = facts.get('system', 'Linux')
+    if system not in ('Linux', 'FreeBSD', 'SunOS'):
+        raise InputError('dbhost.tuning.shared_memory supports Linux, FreeBSD and SunOS; this host is %s' % system)
     engine = v.get('shared_memory_engine', 'oracle')
     if engine not in sizing.ENGINES:
         raise InputError('shared_memory_engine: %r is not one of %s' % (engine, ', '.join(sizing.ENGINES)))
@@ -533,13 +536,13 @@ def compile_state(roles, inputs, facts):
         if role == 'kernel_params':
             compile_kernel_params(state, v, facts)
         elif role == 'shared_memory':
-            compile_shared_memory(state, v, facts, numa_node)
+            state.sizing = compile_shared_memory(state, v, facts, numa_node)
         elif role == 'block_queue':
             compile_block_queue(state, v, facts)
         elif role == 'direct_io':
             compile_direct_io(state, v, facts)
     if numa_node is not None and 'shared_memory' not in order:
-        compile_shared_memory(state, inputs.get('shared_memory', {}), facts, numa_node)
+        state.sizing = compile_shared_memory(state, inputs.get('shared_memory', {}), facts, numa_node)
     _distribute_sysctl(state)
     return state
 

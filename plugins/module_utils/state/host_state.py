@@ -64,6 +64,11 @@ PLANS = {
     'processor_set': lambda kw, ctx: ProcessorSet(dict(kw), check_mode=ctx.check_mode, runner=ctx.runner),
 }
 
+# The result key of each kind inside a role's part: the name of its single-kind module.
+PART_KEYS = {'sysctl': 'kernel_params', 'hugepages': 'hugepages', 'limits': 'resource_limits', 'sysfs': 'sysfs_attr',
+             'block_queue': 'block_queue', 'mounts': 'mount_options', 'db_parameter': 'db_parameter',
+             'processor_set': 'processor_set'}
+
 # What each role's compile step reads from the host's facts.
 FACT_SUBSETS = {'shared_memory': ('memory', 'hugepages'), 'processor_sets': ('memory', 'hugepages'),
                 'direct_io': ('mounts',)}
@@ -154,9 +159,12 @@ class HostState(Plan):
             result.reboot_required = result.reboot_required or part.reboot_required
             for key, value in part.extra.items():
                 role.setdefault(key, value)
+            self._add_part(role, call, part)
             plans.append({'kind': call.kind, 'owner': call.owner, 'label': call.label, 'changed': part.changed,
                           'restart_required': part.restart_required, 'settings': len(part.settings)})
         self._owners = owners
+        if self.state.sizing is not None and 'shared_memory' in per_role:
+            per_role['shared_memory']['sizing'] = self.state.sizing
         result.extra['roles'] = per_role
         result.extra['plans'] = plans
         result.extra['desired_state'] = self.state.as_list()
@@ -164,6 +172,22 @@ class HostState(Plan):
         result.extra['restart_services'] = self._restarts()
         result.extra['facts'] = facts
         return result
+
+    @staticmethod
+    def _add_part(role, call, part):
+        """A role's part keeps each plan's own result under its module's name (hugepages, resource_limits...);
+        a second plan of a kind (kernel_params_absent) under the kind's label; every database in databases."""
+        own = part.as_dict()
+        own.pop('warnings', None)
+        key = PART_KEYS[call.kind]
+        if call.kind == 'db_parameter':
+            role.setdefault('databases', []).append({
+                'engine': call.kwargs.get('engine'), 'path': call.kwargs.get('path'), 'label': call.label,
+                'changed': part.changed, 'restart_required': part.restart_required, 'settings': own['settings']})
+        elif key in role:
+            role[call.label.replace(' ', '_')] = own
+        else:
+            role[key] = own
 
     def _restarts(self):
         wanted = []

@@ -9,22 +9,10 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import json
 import os
-import shutil
-import subprocess
-import sys
 
-import pytest
-import yaml
-
+from ansible_collections.dbhost.tuning.tests.unit import helpers
 from ansible_collections.dbhost.tuning.tests.unit.fixtures.block import fake_sysfs
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-CHECKOUT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
-
-PLAYBOOK = shutil.which('ansible-playbook', path=os.path.dirname(sys.executable)) or shutil.which('ansible-playbook')
-pytestmark = pytest.mark.skipif(PLAYBOOK is None, reason='ansible-playbook is not installed')
 
 DEVICES = [
     {'name': ['sd*'], 'rotational': False},                      # sdb, sdc: flash LUN paths
@@ -35,28 +23,8 @@ DEVICES = [
 
 
 def run_role(tmp_path, root, check=False):
-    collections = tmp_path / 'collections' / 'ansible_collections' / 'dbhost'
-    if not collections.exists():
-        collections.mkdir(parents=True)
-        os.symlink(CHECKOUT, str(collections / 'tuning'))
-    playbook = tmp_path / 'play.yml'
-    playbook.write_text(yaml.safe_dump([{
-        'hosts': 'localhost', 'connection': 'local', 'gather_facts': False,
-        'vars': {'block_queue_root': root, 'block_queue_workload': 'dss', 'block_queue_devices': DEVICES,
-                 'ansible_python_interpreter': sys.executable},
-        'tasks': [
-            {'name': 'role', 'ansible.builtin.include_role': {'name': 'dbhost.tuning.block_queue'}},
-            {'name': 'save', 'ansible.builtin.copy': {'content': '{{ block_queue_result | to_json }}',
-                                                      'dest': str(tmp_path / 'result.json'), 'mode': '0600'},
-             'check_mode': False},
-        ]}]))
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(tmp_path / 'collections'), ANSIBLE_NOCOLOR='1',
-               ANSIBLE_LOCAL_TEMP=str(tmp_path / 'tmp'), ANSIBLE_HOME=str(tmp_path / 'home'))
-    argv = [PLAYBOOK, '-i', 'localhost,', str(playbook)] + (['--check'] if check else [])
-    done = subprocess.run(argv, env=env, capture_output=True, text=True, check=False)
-    assert done.returncode == 0, done.stdout + done.stderr
-    with open(str(tmp_path / 'result.json')) as handle:
-        return json.load(handle)
+    return helpers.run_role(tmp_path, 'block_queue', {'block_queue_root': root, 'block_queue_workload': 'dss',
+                                                      'block_queue_devices': DEVICES}, check=check)
 
 
 def test_role_defaults_by_kind_check_mode_then_apply_then_idempotent(tmp_path):

@@ -6,15 +6,12 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import os
-
 import pytest
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.state.host_state import HostState
-from ansible_collections.dbhost.tuning.tests.unit.helpers import digest, put
+from ansible_collections.dbhost.tuning.tests.unit.helpers import ULONG, digest, generous_oracle_host, put
 
 GIB = 1024 ** 3
-ULONG = '18446744073692774399'
 FACTS = {'system': 'Linux', 'memory': {'total_bytes': 64 * GIB, 'page_size': 4096, 'hugepage_default_bytes': 2097152},
          'hugepages': {2097152: {}}, 'mounts': []}
 
@@ -25,19 +22,7 @@ pytestmark = pytest.mark.usefixtures('linux')
 @pytest.fixture
 def generous_host(tmp_path):
     """A host whose limits are all above what Oracle asks for a 40 % SGA on 64 GB."""
-    root = str(tmp_path)
-    put(root, '/etc/passwd', 'oracle:x:54321:54322::/home/oracle:/bin/sh\n')
-    put(root, '/etc/group', 'dba:x:54322:\n')
-    for key, value in (('kernel/shmmax', ULONG), ('kernel/shmall', ULONG), ('kernel/shmmni', '32768'),
-                       ('vm/hugetlb_shm_group', '54322'), ('vm/nr_hugepages', '30000')):
-        put(root, '/proc/sys/' + key, value + '\n')
-    put(root, '/proc/meminfo', 'MemTotal:       67108864 kB\nMemFree:        20000000 kB\nHugepagesize:       2048 kB\n')
-    put(root, '/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages', '30000\n')
-    put(root, '/etc/sysctl.d/80-local.conf', 'vm.nr_hugepages = 30000\nvm.hugetlb_shm_group = 54322\n'
-                                             'kernel.shmmni = 32768\n')
-    put(root, '/etc/security/limits.conf', 'oracle - memlock unlimited\n')
-    os.makedirs(os.path.join(root, 'etc', 'security', 'limits.d'))
-    return root
+    return generous_oracle_host(str(tmp_path))
 
 
 def shared_memory_inputs(root, **extra):

@@ -256,7 +256,7 @@ diff:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter import DbParameter
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter.plan import DbParameter
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import run_plan
 
 

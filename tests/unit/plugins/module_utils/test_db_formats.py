@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans import db_parameter as dbp
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter.common import apply_edits
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import mycnf
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import oracle_pfile as pfile
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import postgresql_conf as pgconf
@@ -209,10 +209,10 @@ def test_apply_edits_without_edits_is_byte_identical_for_every_sample():
         for name in files:
             with open(os.path.join(folder, name), 'rb') as handle:
                 raw = handle.read().decode('utf-8')
-            assert dbp.apply_edits(raw, [], []) == raw
+            assert apply_edits(raw, [], []) == raw
 
 
 def test_apply_edits_keeps_insert_order_at_one_point():
     text = 'a\nb\n'
-    assert dbp.apply_edits(text, [(2, 2, 'x\n', 1), (2, 2, 'y\n', 2)], ['z\n']) == 'a\nx\ny\nb\nz\n'
-    assert dbp.apply_edits('a', [], ['z\n']) == 'a\nz\n'
+    assert apply_edits(text, [(2, 2, 'x\n', 1), (2, 2, 'y\n', 2)], ['z\n']) == 'a\nx\ny\nb\nz\n'
+    assert apply_edits('a', [], ['z\n']) == 'a\nz\n'

@@ -10,7 +10,10 @@ import stat
 
 import pytest
 
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans import db_parameter as dbp
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter import plan as dbp
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter import postgresql as dbp_postgresql
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter.common import plain_value
 from ansible_collections.dbhost.tuning.plugins.modules import db_parameter
 from ansible_collections.dbhost.tuning.tests.unit.helpers import digest, read, records
 
@@ -297,7 +300,7 @@ def test_postgresql_live_static_and_dynamic(tmp_path):
     again = plan('postgresql', params, path=conf, runner=runner).run()
     assert again.changed is False and reloads == [True]
     assert [s.status for s in again.settings] == ['pending_restart', 'ok']
-    with pytest.raises(dbp.InputError) as error:
+    with pytest.raises(InputError) as error:
         plan('postgresql', {'shared_bufers': '1GB'}, path=conf, runner=runner).run()
     assert 'shared_bufers' in str(error.value)
     read_only = plan('postgresql', {'block_size': '16384'}, path=conf, runner=runner, check_mode=True).run()
@@ -308,7 +311,7 @@ def test_postgresql_runs_psql_as_postgres_when_root(tmp_path, monkeypatch):
     root = tree(tmp_path, 'postgresql')
     conf = os.path.join(root, PGCONF.lstrip('/'))
     runner = FakeRunner(lambda argv, data, fake: (2, '', 'psql: error: connection to server failed'))
-    monkeypatch.setattr(dbp.pwd, 'getpwnam', lambda name: name)
+    monkeypatch.setattr(dbp_postgresql.pwd, 'getpwnam', lambda name: name)
     result = dbp.DbParameter('postgresql', {'huge_pages': 'on'}, path=conf, runner=runner, euid=0,
                              which=lambda name: '/usr/bin/psql', system_name='Linux', check_mode=True,
                              fail_on_shadowed=False).run()
@@ -510,13 +513,13 @@ def test_spfile_with_a_pfile_given_leaves_the_pfile(tmp_path, run_module):
     (' 4GB ', '4GB'), (8192, '8192'),
 ])
 def test_values_taken_as_given_or_unquoted_once(raw, text):
-    assert dbp._plain_value(raw, 'x') == text
+    assert plain_value(raw, 'x') == text
 
 
 @pytest.mark.parametrize('raw', ["'SETALL", 'SETALL"', "'a'b'", '"x" "y'])
 def test_unbalanced_quotes_are_refused(raw):
-    with pytest.raises(dbp.InputError) as error:
-        dbp._plain_value(raw, 'x')
+    with pytest.raises(InputError) as error:
+        plain_value(raw, 'x')
     assert 'quote mismatch' in str(error.value)
 
 

@@ -19,7 +19,7 @@ import time
 
 import pytest
 
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans import db_parameter as dbp
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter import plan as dbp
 from ansible_collections.dbhost.tuning.tests.unit.helpers import run, server_unavailable
 
 SERVER = shutil.which('mariadbd', path='/usr/sbin:/usr/bin') or shutil.which('mysqld', path='/usr/sbin:/usr/bin')

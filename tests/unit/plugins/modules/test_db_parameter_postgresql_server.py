@@ -19,7 +19,7 @@ import tempfile
 
 import pytest
 
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans import db_parameter as dbp
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter import plan as dbp
 from ansible_collections.dbhost.tuning.tests.unit.helpers import run, server_unavailable
 
 BINARIES = sorted(glob.glob('/usr/lib/postgresql/*/bin/initdb'))

@@ -36,8 +36,9 @@ class SunOSProcessorSet(Plan):
     """psrset (persist=false) or a resource pool (persist=true); see the module docs.
 
     validate() reads the CPUs (psrinfo, lgrpinfo for node:N) and the project; desired() is
-    {'cpus': CPU list text, 'persist': bool}; read_live() is {'pools_active': bool} (and refuses
-    psrset while pools are active); nothing persisted is read apart (the pool configuration is
+    {'cpus': CPU list text, 'persist': bool}; read_live() is {'pools_active': bool} and, for
+    psrset, {'sets': psrset -i, 'set_id': ours or None} (refusing psrset while pools are active
+    and CPUs another set holds); nothing persisted is read apart (the pool configuration is
     read, changed and read back within apply(), command by command); apply() runs the commands
     (only the reading ones in check mode) and returns the Settings they lead to; render() adds
     the topology and those Settings.
@@ -153,14 +154,20 @@ class SunOSProcessorSet(Plan):
         if not self.persist and active:
             raise InputError('the pools facility is active, and psrset cannot change processor sets then: '
                              'use persist=true (a pool), or disable pools with pooladm -d')
-        return {'pools_active': active}
+        live = {'pools_active': active}
+        if not self.persist:
+            live['sets'] = parse_psrset_info(self.run_ok(['psrset', '-i'], 'psrset -i'))
+            live['set_id'] = self._find_set(live['sets'])
+            if self.state == 'present':
+                self._check_free(live['sets'], live['set_id'])
+        return live
 
     def apply(self, desired, live, persisted, module):
         records = []
         if self.persist:
             self.run_pools(records, live['pools_active'])
         else:
-            self.run_psrset(records)
+            self.run_psrset(records, live['sets'], live['set_id'])
         return records
 
     def render(self, result, desired, live, persisted, done):
@@ -181,9 +188,15 @@ class SunOSProcessorSet(Plan):
                 return set_id
         return None
 
-    def run_psrset(self, records):
-        sets = parse_psrset_info(self.run_ok(['psrset', '-i'], 'psrset -i'))
-        set_id = self._find_set(sets)
+    def _check_free(self, sets, set_id):
+        """Refuse CPUs that another processor set holds."""
+        taken = dict((c, sid) for sid, info in sets.items() if sid != set_id for c in info['cpus'])
+        clash = sorted(c for c in self.cpus if c in taken)
+        if clash:
+            raise InputError('cpus %s: CPU(s) %s already belong to processor set(s) %s (psrset -i)' % (
+                numa.render_cpu_list(self.cpus), numa.render_cpu_list(clash), ', '.join(str(taken[c]) for c in clash)))
+
+    def run_psrset(self, records, sets, set_id):
         desired = {'cpus': numa.render_cpu_list(self.cpus)}
         name = 'psrset:%s' % self.name
         if self.state == 'absent':
@@ -197,11 +210,6 @@ class SunOSProcessorSet(Plan):
             records.append(Setting(name, 'psrset', None, {'id': set_id, 'cpus': desired['cpus']}, None, status,
                                    '%s processor set %d' % ('would remove' if self.check_mode else 'removed', set_id)))
             return
-        taken = dict((c, sid) for sid, info in sets.items() if sid != set_id for c in info['cpus'])
-        clash = sorted(c for c in self.cpus if c in taken)
-        if clash:
-            raise InputError('cpus %s: CPU(s) %s already belong to processor set(s) %s (psrset -i)' % (
-                desired['cpus'], numa.render_cpu_list(clash), ', '.join(str(taken[c]) for c in clash)))
         created = set_id is None
         detail = 'processor sets end at reboot; persist=true keeps the binding as a resource pool'
         if created and not self.check_mode:

@@ -28,9 +28,11 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.formats import syste
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import FileChange, PathError, read_text, rooted
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import (
-    FAILED, PENDING_RESTART, UNSUPPORTED, Result, Setting, decide_status)
+    FAILED, PENDING_RESTART, UNSUPPORTED, Setting, decide_status)
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import InputError  # noqa: F401 (re-exported)
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.base import Plan
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans import project_limits
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.dropin import UnitDropIn
 
 DEFAULT_LIMITS_FILE = '/etc/security/limits.d/90-dbhost-tuning.conf'
 DEFAULT_DROPIN_NAME = '90-dbhost-tuning.conf'
@@ -95,7 +97,7 @@ class ResourceLimits(Plan):
             raise InputError('nothing to manage: give limits, service with service_limits, or projects')
         self._validate_limits()
         self._validate_service()
-        self._validate_projects()
+        self.desired_projects = project_limits.validate_projects(self.raw_projects)
 
     def _validate_limits(self):
         if not isinstance(self.raw_limits, (list, tuple)):
@@ -163,79 +165,70 @@ class ResourceLimits(Plan):
                 raise InputError('service_limits: %s: %r is not a whole number' % (name, value))
             self.desired_service[name] = (text, pair)
 
-    def _validate_projects(self):
-        if not isinstance(self.raw_projects, (list, tuple)):
-            raise InputError('projects must be a list of {name, id, comment, users, groups, attributes}')
-        names = set()
-        for index, item in enumerate(self.raw_projects):
-            where = 'projects[%d]' % index
-            if not isinstance(item, dict):
-                raise InputError('%s must be a dict' % where)
-            unknown = sorted(set(item) - set(['name', 'id', 'comment', 'users', 'groups', 'attributes']))
-            if unknown:
-                raise InputError('%s: unknown key(s) %s' % (where, ', '.join(unknown)))
-            try:
-                name = project_db.validate_name(item.get('name'))
-                wanted = {'name': name}
-                if item.get('id') is not None:
-                    wanted['id'] = project_db.validate_id(name, item['id'])
-                if item.get('comment') is not None:
-                    wanted['comment'] = project_db.validate_comment(name, item['comment'])
-                for field in ('users', 'groups'):
-                    if item.get(field) is not None:
-                        wanted[field] = project_db.validate_members(name, field, item[field])
-                attributes = item.get('attributes') or {}
-                if not isinstance(attributes, dict):
-                    raise project_db.ProjectError('project %s: attributes must be a dict' % name)
-                wanted['attributes'] = [(key, project_db.validate_attribute(name, key, value))
-                                        for key, value in sorted(attributes.items())]
-            except project_db.ProjectError as exc:
-                raise InputError('%s: %s' % (where, exc))
-            if name in names:
-                raise InputError('%s: project %s is given twice' % (where, name))
-            names.add(name)
-            self.desired_projects.append(wanted)
+    # ---------------------------------------------------------------- hooks
+    def desired(self):
+        """{'limits': [((domain, type, item), value)], 'service': {name: (text, (soft, hard))},
+        'projects': [{name, id?, comment?, users?, groups?, attributes}]}; each only where the platform has it."""
+        return {'limits': self.desired_limits if 'limits' in self.parts else [],
+                'service': self.desired_service if 'service' in self.parts else {},
+                'projects': self.desired_projects if 'projects' in self.parts else []}
 
-    # ---------------------------------------------------------------- run
-    def run(self, module=None):
-        self.validate()
-        result = Result(self.check_mode)
-        # Everything that can still refuse the input is read before any write.
-        project_plan = self._plan_projects() if self.desired_projects and 'projects' in self.parts else None
+    def read_live(self, desired):
+        """{'show': systemctl show of the unit before, 'show_error'} (None when systemd is not read)."""
+        if desired['service'] and self.systemd_running:
+            shown, error = self._dropin().show(self._show_properties())
+            return {'show': shown, 'show_error': error}
+        return {'show': None, 'show_error': None}
+
+    def read_persisted(self, desired):
+        """{'limits': our limits file's text, 'service': our drop-in's text, 'projects': the
+        /etc/project plan}; everything that can still refuse the input is read here, before any write."""
+        return {'limits': read_text(rooted(self.root, self.limits_file)) if desired['limits'] else None,
+                'service': self._dropin().read() if desired['service'] else None,
+                'projects': project_limits.plan_projects(self.root, self.desired_projects) if desired['projects'] else None}
+
+    def apply(self, desired, live, persisted, module):
+        """{part: what it planned and did}; files are written (and systemd reloaded) outside check mode only."""
+        done = {'limits': None, 'service': None, 'projects': None, 'backup_files': []}
+        if desired['limits']:
+            done['limits'] = self._apply_limits(persisted['limits'], module, done)
+        if desired['service']:
+            done['service'] = self._apply_service(persisted['service'], live, module, done)
+        if desired['projects']:
+            local, before, changes, plans = persisted['projects']
+            after = project_db.render(before, changes) if changes else before
+            change = FileChange(local, before, after, shown_path=project_db.ETC_PROJECT)
+            self._apply_change(change, module, done)
+            done['projects'] = (change, changes, plans)
+        return done
+
+    def render(self, result, desired, live, persisted, done):
         if self.desired_limits:
-            self._run_limits(result, module)
+            self._render_limits(result, done['limits'])
         if self.desired_service:
-            self._run_service(result, module)
+            self._render_service(result, live, done['service'])
         if self.desired_projects:
-            self._run_projects(result, module, project_plan)
-        if self.backup_files:
-            result.extra['backup_file'] = self.backup_files[0] if len(self.backup_files) == 1 else self.backup_files
-        return result
+            self._render_projects(result, done['projects'])
+        backups = done['backup_files']
+        if backups:
+            result.extra['backup_file'] = backups[0] if len(backups) == 1 else backups
 
     def _unsupported(self, result, part, names):
         for name in names:
             result.add(Setting(name, None, None, None, None, UNSUPPORTED, _UNSUPPORTED_WHY[part]))
 
-    def _write(self, result, module, local, shown, before, after):
-        change = FileChange(local, before, after, shown_path=shown)
-        change.report(result)
+    def _apply_change(self, change, module, done):
         if not self.check_mode and change.needed:
             backup_file = change.apply(module, backup_file=self.backup)
             if backup_file:
-                self.backup_files.append(backup_file)
-        return change.needed
+                done['backup_files'].append(backup_file)
 
     # ---- pam_limits
     def _limits_files(self, text):
         return [(shown, text if shown == self.limits_file else (read_text(local, root=self.root) or ''))
                 for shown, local in limits.boot_files(self.root, extra=self.limits_file)]
 
-    def _run_limits(self, result, module):
-        if 'limits' not in self.parts:
-            self._unsupported(result, 'limits', ['%s %s %s' % key for key, dummy in self.desired_limits])
-            return
-        local = rooted(self.root, self.limits_file)
-        before = read_text(local)
+    def _apply_limits(self, before, module, done):
         changes = {}
         effective_before = self._limits_files(before or '')
         for key, value in self.desired_limits:
@@ -246,8 +239,17 @@ class ResourceLimits(Plan):
             if not self._sides_match(ours, key, value):
                 changes[key] = value
         after = limits.render(before, changes, header=LIMITS_HEADER) if changes else before
-        self._write(result, module, local, self.limits_file, before, after)
-        files_before, files_after = self._limits_files(before or ''), self._limits_files(after or '')
+        change = FileChange(rooted(self.root, self.limits_file), before, after, shown_path=self.limits_file)
+        self._apply_change(change, module, done)
+        return change, changes
+
+    def _render_limits(self, result, done):
+        if done is None:
+            self._unsupported(result, 'limits', ['%s %s %s' % key for key, dummy in self.desired_limits])
+            return
+        change, changes = done
+        change.report(result)
+        files_before, files_after = self._limits_files(change.before or ''), self._limits_files(change.after or '')
         for key, value in self.desired_limits:
             result.add(self._limits_record(key, value, files_before, files_after, key in changes))
 
@@ -302,25 +304,14 @@ class ResourceLimits(Plan):
                        comparison=self.comparison)
 
     # ---- systemd service drop-in
-    def _dropin_path(self):
-        return '/etc/systemd/system/%s.d/%s' % (self.unit, self.dropin_name)
+    def _dropin(self):
+        return UnitDropIn(self.root, self.unit, self.dropin_name, runner=self.runner)
 
-    def _service_files(self, shown_ours, text):
-        return [(shown, text if shown == shown_ours else (read_text(local, root=self.root) or ''))
-                for shown, local in systemd.unit_files(self.root, self.unit, extra=shown_ours)]
-
-    def _show(self):
+    def _show_properties(self):
         properties = ['LoadState', 'ActiveState', 'MainPID', 'NeedDaemonReload', 'ExecMainStartTimestampMonotonic']
         for name in sorted(self.desired_service):
             properties.extend(limits.show_properties(name))
-        argv = ['systemctl', 'show']
-        for prop in properties:
-            argv.extend(['-p', prop])
-        argv.extend(['--', self.unit])
-        rc, out, err = self.runner(argv)
-        if rc != 0:
-            return None, (err or out or 'systemctl show exited %d' % rc).strip()
-        return systemd.parse_show(out), None
+        return properties
 
     def _running_limits(self, shown):
         """/proc/<MainPID>/limits of the running service, or None."""
@@ -329,41 +320,49 @@ class ResourceLimits(Plan):
             return None
         return limits.parse_proc_limits(self.read_proc_limits(int(pid)))
 
-    def _run_service(self, result, module):
-        if 'service' not in self.parts:
-            self._unsupported(result, 'service', ['%s %s' % (self.raw_service, n) for n in sorted(self.desired_service)])
-            return
-        shown_path = self._dropin_path()
-        local = rooted(self.root, shown_path)
-        before = read_text(local)
-        shown_before, show_error = self._show() if self.systemd_running else (None, None)
+    def _apply_service(self, before, live, module, done):
+        dropin = self._dropin()
+        shown_before = live['show']
         changes = {}
-        unit_before = self._service_files(shown_path, before or '')
+        unit_before = dropin.unit_texts(before or '')
         for name, (text, pair) in self.desired_service.items():
-            ours, dummy = systemd.effective_value([(shown_path, before or '')], 'Service', name)
+            ours, dummy = systemd.effective_value([(dropin.path, before or '')], 'Service', name)
             if self.comparison == compare.MINIMUM and self._pair_meets(
                     _pair(name, systemd.effective_value(unit_before, 'Service', name)[0]), pair):
                 continue  # the unit already gives at least this: never lowered
             if not self._pair_meets(_pair(name, ours), pair):
                 changes[name] = text
         after = systemd.render(before, {'Service': changes}, header=DROPIN_HEADER) if changes else before
-        changed = self._write(result, module, local, shown_path, before, after)
-        reload_error = None
-        shown_after = shown_before
-        if self.systemd_running and not self.check_mode and shown_before is not None and (
-                changed or shown_before.get('NeedDaemonReload') == 'yes'):
-            rc, out, err = self.runner(['systemctl', 'daemon-reload'])
-            if rc != 0:
-                reload_error = (err or out or 'exited %d' % rc).strip()
-            else:
-                result.mark_changed()
-                shown_after, show_error = self._show()
-        files_before = self._service_files(shown_path, before or '')
-        files_after = self._service_files(shown_path, after or '')
-        running = self._running_limits(shown_after)
+        change = dropin.change(before, after)
+        service = {'dropin': dropin, 'change': change, 'changes': changes, 'reloaded': False, 'reload_error': None,
+                   'show': shown_before, 'show_error': live['show_error']}
+        if not self.check_mode:
+            reload = self.systemd_running and shown_before is not None and (
+                change.needed or shown_before.get('NeedDaemonReload') == 'yes')
+            applied = dropin.apply(change, module, backup=self.backup, reload=reload,
+                                   properties=self._show_properties())
+            if applied.backup_file:
+                done['backup_files'].append(applied.backup_file)
+            service['reload_error'] = applied.reload_error
+            if applied.reloaded:
+                service.update(reloaded=True, show=applied.shown, show_error=applied.show_error)
+        service['running'] = self._running_limits(service['show'])
+        return service
+
+    def _render_service(self, result, live, done):
+        if done is None:
+            self._unsupported(result, 'service', ['%s %s' % (self.raw_service, n) for n in sorted(self.desired_service)])
+            return
+        dropin, change = done['dropin'], done['change']
+        change.report(result)
+        if done['reloaded']:
+            result.mark_changed()
+        files_before = dropin.unit_texts(change.before or '')
+        files_after = dropin.unit_texts(change.after or '')
         for name in sorted(self.desired_service):
-            result.add(self._service_record(name, shown_path, files_before, files_after, shown_before, shown_after,
-                                            running, show_error, reload_error, name in changes))
+            result.add(self._service_record(name, dropin.path, files_before, files_after, live['show'], done['show'],
+                                            done['running'], done['show_error'], done['reload_error'],
+                                            name in done['changes']))
 
     def _service_record(self, name, shown_path, files_before, files_after, shown_before, shown_after, running,
                         show_error, reload_error, changed):
@@ -439,99 +438,15 @@ class ResourceLimits(Plan):
         newest_monotonic = monotonic - (wall - newest)
         return int(started) / 1e6 > newest_monotonic + 1
 
-    # ---- /etc/project
-    def _plan_projects(self):
-        """Read /etc/project and build the new entries; refuses bad ids before any write."""
-        local = rooted(self.root, project_db.ETC_PROJECT)
-        before = read_text(local)
-        existing = {}
-        ids = {}
-        for entry in project_db.parse(before):
-            existing.setdefault(entry.name, entry)
-            ids.setdefault(entry.id, entry.name)
-        changes = {}
-        plans = []
-        for wanted in self.desired_projects:
-            name = wanted['name']
-            current = existing.get(name)
-            if current is None:
-                if 'id' not in wanted:
-                    raise InputError('project %s does not exist in %s: give its id' % (name, project_db.ETC_PROJECT))
-                if wanted['id'] in ids:
-                    raise InputError('project %s: id %d is already used by project %s'
-                                     % (name, wanted['id'], ids[wanted['id']]))
-                new = project_db.Project(name, wanted['id'])
-            else:
-                if 'id' in wanted and wanted['id'] != current.id:
-                    raise InputError('project %s has id %d in %s; changing a project id is refused (running tasks '
-                                     'and accounting records carry it)' % (name, current.id, project_db.ETC_PROJECT))
-                new = current.copy()
-            for field in ('comment', 'users', 'groups'):
-                if field in wanted:
-                    setattr(new, field, wanted[field])
-            for attribute, value in wanted['attributes']:
-                if value is None:
-                    new.remove_attribute(attribute)
-                elif not project_db.same_attribute(new.attribute(attribute), value):
-                    new.set_attribute(attribute, value)
-            if current is None or project_db.format_line(new) != project_db.format_line(current):
-                changes[name] = new
-            plans.append((wanted, current, new))
-        return local, before, changes, plans
-
-    def _run_projects(self, result, module, plan):
-        if 'projects' not in self.parts:
+    def _render_projects(self, result, done):
+        if done is None:
             self._unsupported(result, 'projects', ['project %s' % p['name'] for p in self.desired_projects])
             return
-        local, before, changes, plans = plan
-        after = project_db.render(before, changes) if changes else before
-        self._write(result, module, local, project_db.ETC_PROJECT, before, after)
+        change, changes, plans = done
+        change.report(result)
         for wanted, current, new in plans:
-            for record in self._project_records(wanted, current, new, wanted['name'] in changes):
+            for record in project_limits.project_records(wanted, current, new, wanted['name'] in changes, self.check_mode):
                 result.add(record)
-
-    def _project_records(self, wanted, current, new, changed):
-        name = wanted['name']
-        shown = current if self.check_mode else (new if changed else current)
-        note = ('applies to new tasks of the project (login, newtask -p, service restart); '
-                'running processes keep theirs (prctl is not read)')
-        fields = []
-        if 'id' in wanted or current is None:
-            fields.append(('id', new.id, current.id if current else None, shown.id if shown else None,
-                           lambda a, b: a == b))
-        for field in ('comment', 'users', 'groups'):
-            if field in wanted:
-                fields.append((field, getattr(new, field), getattr(current, field) if current else None,
-                               getattr(shown, field) if shown else None,
-                               project_db.same_members if field != 'comment' else (lambda a, b: a == b)))
-        records = []
-        for field, want, old, now, same in fields:
-            ok = old is not None and same(old, want)
-            records.append(self._project_setting('%s %s' % (name, field), want, now, ok, changed and not ok,
-                                                 'the project\'s %s' % field))
-        for attribute, value in wanted['attributes']:
-            old = current.attribute(attribute) if current else None
-            now = shown.attribute(attribute) if shown else None
-            if value is None:
-                present = current is not None and current.has_attribute(attribute)
-                records.append(self._project_setting('%s %s' % (name, attribute), None, now, not present,
-                                                     present, 'removed' if present else 'absent'))
-                continue
-            ok = project_db.same_attribute(old, value)
-            records.append(self._project_setting('%s %s' % (name, attribute), value, now, ok, not ok, note))
-        return records
-
-    def _project_setting(self, name, want, now, persisted_ok, written, note):
-        details = []
-        if written:
-            details.append('%s %s' % ('would write' if self.check_mode else 'wrote', project_db.ETC_PROJECT))
-        details.append(note)
-        if isinstance(want, list):
-            want, now = ','.join(want), (','.join(now) if now is not None else None)
-        status = decide_status(None, persisted_ok, self.check_mode)
-        return Setting('project ' + name, project_db.ETC_PROJECT, want, None, now, status, '; '.join(details))
-
-    # ---------------------------------------------------------------- outcome
 
 
 def _pair(name, value):

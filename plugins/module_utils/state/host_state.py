@@ -27,7 +27,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.state.desired import
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.hugepages import HugePages
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.kernel_params import KernelParams
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.mounts import MountOptions
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans.processor_set import ProcessorSet
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.processor_set.plan import ProcessorSet
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.resource_limits import ResourceLimits
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import InputError, Result
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.sysfs_attr import SysfsAttributes

@@ -9,7 +9,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.plans import block_q
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import host_facts as facts
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import mountinfo
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans import mounts
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans import processor_set as ps
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.processor_set import procfs
 
 # proc(5): the kernel writes space, tab, newline and backslash as \040 \011 \012 \134.
 ESCAPED = (
@@ -49,5 +49,5 @@ def test_every_caller_sees_the_same_paths():
         'source': '/dev/my disk', 'super_options': ['rw', 'errors=continue']}
     live = mounts.parse_mountinfo(ESCAPED)[WEIRD]
     assert (live.fstype, live.source, live.options) == ('ext4', '/dev/my disk', ['rw', 'noatime', 'errors=continue'])
-    assert ps.parse_mountinfo_cgroups(ESCAPED)['cpuset'] == ('/sys/fs/cgroup/cpuset', '/sub dir')
+    assert procfs.parse_mountinfo_cgroups(ESCAPED)['cpuset'] == ('/sys/fs/cgroup/cpuset', '/sub dir')
     assert len(mounts.parse_mountinfo(ESCAPED)) == 3

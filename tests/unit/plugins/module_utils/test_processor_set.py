@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import numa
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans import processor_set as ps
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.processor_set import common, linux, procfs, service
 from ansible_collections.dbhost.tuning.tests.unit.helpers import digest, write
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -45,11 +45,11 @@ def make_topology(base, name):
 def test_selection(case, tmp_path):
     topology = numa.read_topology(make_topology(str(tmp_path), case['topology']))
     try:
-        cpus, nodes = ps.select_cpus(case['cpus'], topology)
-        mems = ps.select_mems(case.get('mems'), cpus, topology)
+        cpus, nodes = common.select_cpus(case['cpus'], topology)
+        mems = common.select_mems(case.get('mems'), cpus, topology)
         if case.get('exclusive'):
-            ps.check_exclusive(cpus, topology)
-    except ps.InputError as exc:
+            common.check_exclusive(cpus, topology)
+    except common.InputError as exc:
         assert 'error' in case, 'unexpected error: %s' % exc
         assert case['error'] in str(exc)
         return
@@ -60,7 +60,7 @@ def test_selection(case, tmp_path):
 
 def test_topology_report_keeps_distances(tmp_path):
     topology = numa.read_topology(make_topology(str(tmp_path), 'four_nodes_gaps'))
-    report = ps.topology_report(topology)
+    report = common.topology_report(topology)
     assert report['nodes']['3'] == {'cpus': '24-27', 'memory_bytes': 0, 'distances': [40, 40, 40, 10]}
     assert report['nodes']['1']['cpus'] == '8-11'
     assert report['online_cpus'] == '0-3,8-10,16-19,24-27'
@@ -77,49 +77,49 @@ MOUNTINFO = """\
 
 
 def test_mountinfo_finds_v1_cpuset_and_its_cgroup_root():
-    mounts = ps.parse_mountinfo_cgroups(MOUNTINFO)
+    mounts = procfs.parse_mountinfo_cgroups(MOUNTINFO)
     assert mounts['cpuset'] == ('/sys/fs/cgroup/cpuset', '/libpod_parent/libpod-dc50')
     assert mounts['unified'] == ('/sys/fs/cgroup/unified', '/')
 
 
 def test_mountinfo_pure_v2():
     text = '30 23 0:26 / /sys/fs/cgroup rw,nosuid,nodev,noexec,relatime shared:4 - cgroup2 cgroup2 rw,nsdelegate\n'
-    assert ps.parse_mountinfo_cgroups(text) == {'cpuset': None, 'unified': ('/sys/fs/cgroup', '/')}
+    assert procfs.parse_mountinfo_cgroups(text) == {'cpuset': None, 'unified': ('/sys/fs/cgroup', '/')}
 
 
 def test_proc_cgroup_and_numa_policy():
-    cgroups = ps.parse_proc_cgroup('4:memory:/a\n3:cpuset:/libpod_parent/x/dbhost-db\n1:cpu,cpuacct:/b\n0::/c\n')
+    cgroups = procfs.parse_proc_cgroup('4:memory:/a\n3:cpuset:/libpod_parent/x/dbhost-db\n1:cpu,cpuacct:/b\n0::/c\n')
     assert cgroups['cpuset'] == '/libpod_parent/x/dbhost-db'
     assert cgroups['cpuacct'] == '/b' and cgroups[''] == '/c'
     numa_maps = ('563764053000 bind:0 file=/usr/bin/sleep mapped=2 active=0 N0=2 kernelpagesize_kB=4\n'
                  '563764055000 default file=/usr/bin/sleep mapped=5 N0=5 kernelpagesize_kB=4\n')
-    assert ps.parse_numa_policy(numa_maps) == 'bind:0'
-    assert ps.parse_numa_policy('') is None
+    assert procfs.parse_numa_policy(numa_maps) == 'bind:0'
+    assert procfs.parse_numa_policy('') is None
 
 
 def test_status_fields():
-    status = ps.parse_status('Name:\tsleep\nUid:\t999\t998\t998\t998\nCpus_allowed_list:\t1\nMems_allowed_list:\t0\n')
+    status = common.parse_status('Name:\tsleep\nUid:\t999\t998\t998\t998\nCpus_allowed_list:\t1\nMems_allowed_list:\t0\n')
     assert status['Cpus_allowed_list'] == '1' and status['Uid'].split()[1] == '998'
 
 
 # ------------------------------------------------------------------ matchers
 def test_matcher_refuses_bad_input():
-    with pytest.raises(ps.InputError, match=r'processes\[0\] needs at least one'):
-        ps.ProcessMatcher({}, 0)
-    with pytest.raises(ps.InputError, match=r'processes\[1\] user .* does not exist'):
-        ps.ProcessMatcher({'user': 'no-such-user-here'}, 1)
-    with pytest.raises(ps.InputError, match=r'processes\[2\] pattern .* is not a regular expression'):
-        ps.ProcessMatcher({'pattern': 'ora_('}, 2)
-    with pytest.raises(ps.InputError, match=r'unknown key'):
-        ps.ProcessMatcher({'name': 'x'}, 0)
-    with pytest.raises(ps.InputError, match=r'must not contain'):
-        ps.ProcessMatcher({'pid_file': '/run/../etc/x.pid'}, 0)
+    with pytest.raises(common.InputError, match=r'processes\[0\] needs at least one'):
+        common.ProcessMatcher({}, 0)
+    with pytest.raises(common.InputError, match=r'processes\[1\] user .* does not exist'):
+        common.ProcessMatcher({'user': 'no-such-user-here'}, 1)
+    with pytest.raises(common.InputError, match=r'processes\[2\] pattern .* is not a regular expression'):
+        common.ProcessMatcher({'pattern': 'ora_('}, 2)
+    with pytest.raises(common.InputError, match=r'unknown key'):
+        common.ProcessMatcher({'name': 'x'}, 0)
+    with pytest.raises(common.InputError, match=r'must not contain'):
+        common.ProcessMatcher({'pid_file': '/run/../etc/x.pid'}, 0)
 
 
 def test_matcher_needs_every_criterion(tmp_path):
     pid_file = str(tmp_path / 'db.pid')
     write(pid_file, '4242\n')
-    matcher = ps.ProcessMatcher({'pid_file': pid_file, 'user': '0', 'pattern': '^ora_pmon'}, 0)
+    matcher = common.ProcessMatcher({'pid_file': pid_file, 'user': '0', 'pattern': '^ora_pmon'}, 0)
     root_status = {'Uid': '0\t0\t0\t0'}
     assert matcher.matches(4242, root_status, ['ora_pmon_ORCL'], matcher.pid_from_file())
     assert not matcher.matches(4243, root_status, ['ora_pmon_ORCL'], matcher.pid_from_file())
@@ -129,35 +129,35 @@ def test_matcher_needs_every_criterion(tmp_path):
 
 # ------------------------------------------------------------------ drop-in rendering
 def test_new_dropin_exact_text():
-    assert ps.render_dropin(None, 'affinity', [8, 9, 10, 11, 12, 13, 14, 15], [1]) == (
-        ps.HEADER + '\n[Service]\nCPUAffinity=8-15\nNUMAMask=1\nNUMAPolicy=bind\n')
-    assert ps.render_dropin(None, 'cpuset', [1], [0]) == (
-        ps.HEADER + '\n[Service]\nAllowedCPUs=1\nAllowedMemoryNodes=0\n')
+    assert service.render_dropin(None, 'affinity', [8, 9, 10, 11, 12, 13, 14, 15], [1]) == (
+        service.HEADER + '\n[Service]\nCPUAffinity=8-15\nNUMAMask=1\nNUMAPolicy=bind\n')
+    assert service.render_dropin(None, 'cpuset', [1], [0]) == (
+        service.HEADER + '\n[Service]\nAllowedCPUs=1\nAllowedMemoryNodes=0\n')
 
 
 def test_dropin_keeps_user_lines_and_switches_mode():
     before = ('# our comment\n[Service]\nCPUAffinity=0\n# keep me\nLimitMEMLOCK=infinity\nNUMAPolicy=bind\n'
               'NUMAMask=0\n')
-    after = ps.render_dropin(before, 'cpuset', [2, 3], [1])
+    after = service.render_dropin(before, 'cpuset', [2, 3], [1])
     assert after == ('# our comment\n[Service]\n# keep me\nLimitMEMLOCK=infinity\n'
                      'AllowedCPUs=2-3\nAllowedMemoryNodes=1\n')
-    same = ps.render_dropin(after, 'cpuset', [2, 3], [1])
+    same = service.render_dropin(after, 'cpuset', [2, 3], [1])
     assert same == after
 
 
 def test_dropin_removed_when_only_ours_left_kept_otherwise():
-    ours = ps.render_dropin(None, 'affinity', [1], [0])
-    assert ps.render_dropin(ours, None, [], []) is None
-    assert ps.render_dropin(None, None, [], []) is None
+    ours = service.render_dropin(None, 'affinity', [1], [0])
+    assert service.render_dropin(ours, None, [], []) is None
+    assert service.render_dropin(None, None, [], []) is None
     mixed = '[Service]\nCPUAffinity=1\nLimitNOFILE=65536\n'
-    assert ps.render_dropin(mixed, None, [], []) == '[Service]\nLimitNOFILE=65536\n'
+    assert service.render_dropin(mixed, None, [], []) == '[Service]\nLimitNOFILE=65536\n'
 
 
 def test_persisted_from_files_follows_systemd_list_rules():
     files = [('/lib/systemd/system/db.service', '[Service]\nExecStart=/bin/db\nCPUAffinity=0\n'),
              (DROPIN, '[Service]\nCPUAffinity=\nCPUAffinity=1\nNUMAPolicy=bind\nNUMAMask=0\n'),
              ('/etc/systemd/system/db.service.d/99-local.conf', '[Service]\nCPUAffinity=3 4\n')]
-    values, sources = ps.persisted_from_files(files)
+    values, sources = service.persisted_from_files(files)
     # The empty assignment in ours resets the unit file's 0; the later file adds 3 and 4.
     assert values['CPUAffinity'] == '1,3-4'
     assert sources['CPUAffinity'] == '/etc/systemd/system/db.service.d/99-local.conf'
@@ -173,7 +173,7 @@ def image(tmp_path):
 
 
 def run(args, check_mode=False, **kwargs):
-    plan = ps.LinuxProcessorSet(args, check_mode=check_mode, **kwargs)
+    plan = linux.LinuxProcessorSet(args, check_mode=check_mode, **kwargs)
     return plan.run()
 
 
@@ -195,7 +195,7 @@ def test_offline_root_writes_dropin_then_is_idempotent(image):
     assert record['desired'] == {'cpus': '8-15', 'mems': '1', 'mode': 'affinity'}
     assert 'live state not read' in record['detail']
     with open(os.path.join(image, DROPIN.lstrip('/'))) as handle:
-        assert handle.read() == ps.HEADER + '\n[Service]\nCPUAffinity=8-15\nNUMAMask=1\nNUMAPolicy=bind\n'
+        assert handle.read() == service.HEADER + '\n[Service]\nCPUAffinity=8-15\nNUMAMask=1\nNUMAPolicy=bind\n'
     assert first['topology']['nodes']['1'] == {'cpus': '8-15', 'memory_bytes': 33554432 * 1024,
                                                'distances': [21, 10]}
     assert first['cpus'] == '8-15' and first['mems'] == '1'
@@ -241,7 +241,7 @@ def test_offline_root_processes_are_unsupported(image):
 def test_bad_input_refused_before_any_change(image, args, message):
     args = dict(args, root=image)
     before = digest(image)
-    with pytest.raises(ps.InputError, match=message.replace('(', r'\(').replace(')', r'\)')):
+    with pytest.raises(common.InputError, match=message.replace('(', r'\(').replace(')', r'\)')):
         run(args)
     assert digest(image) == before
 
@@ -252,7 +252,7 @@ def test_cpuset_v1_folder_values_and_removal(tmp_path):
     write(os.path.join(mount, 'cpuset.cpus'), '0-15\n')
     write(os.path.join(mount, 'cpuset.mems'), '0-1\n')
     write(os.path.join(mount, 'cgroup.procs'), '')
-    cpuset = ps.CpusetV1(mount, '/machine/ctr', 'db')
+    cpuset = procfs.CpusetV1(mount, '/machine/ctr', 'db')
     assert cpuset.cgroup_path == '/machine/ctr/dbhost-db'
     assert cpuset.parent_allows([8, 16], [1, 2]) == ([16], [2])
     assert cpuset.state() is None
@@ -267,7 +267,7 @@ def test_cpuset_v1_folder_values_and_removal(tmp_path):
 
 
 def test_cpuset_v1_on_host_root_has_no_double_slash(tmp_path):
-    assert ps.CpusetV1(str(tmp_path), '/', 'db').cgroup_path == '/dbhost-db'
+    assert procfs.CpusetV1(str(tmp_path), '/', 'db').cgroup_path == '/dbhost-db'
 
 
 # ------------------------------------------------------------------ real processes (affinity)
@@ -341,7 +341,7 @@ def test_memory_of_running_process_without_cpuset_is_unsupported(tmp_path, monke
     write(os.path.join(proc, '4242', 'cmdline'), 'db\0--serve\0')
     write(os.path.join(proc, '4242', 'task', '4242', 'status'), 'Cpus_allowed_list:\t8-15\n')
     two = numa.read_topology(make_topology(str(tmp_path / 'img'), 'two_nodes'))
-    monkeypatch.setattr(ps.numa, 'read_topology', lambda root='/': two)
+    monkeypatch.setattr(linux.numa, 'read_topology', lambda root='/': two)
     result = run({'name': 'db', 'cpus': 'node:1', 'processes': [{'pattern': '^db'}]},
                  proc=proc, cgroup_mounts=NO_CGROUPS).as_dict()
     record = result['settings'][0]
@@ -361,10 +361,10 @@ def test_service_mode_follows_the_cgroup_layout(tmp_path, layout, controllers, w
     unified = str(tmp_path / 'unified')
     write(os.path.join(unified, 'cgroup.controllers'), controllers + '\n')
     mounts = {'unified': (unified, '/'), 'cpuset': ('/sys/fs/cgroup/cpuset', '/') if layout == 'hybrid' else None}
-    plan = ps.LinuxProcessorSet({'name': 'db', 'service_mode': wanted}, cgroup_mounts=mounts)
+    plan = linux.LinuxProcessorSet({'name': 'db', 'service_mode': wanted}, cgroup_mounts=mounts)
     plan.service = 'db.service'
     if mode == 'error':
-        with pytest.raises(ps.InputError, match='needs the cpuset controller on cgroup v2'):
+        with pytest.raises(common.InputError, match='needs the cpuset controller on cgroup v2'):
             plan._service_mode()
     else:
         assert plan._service_mode() == mode
@@ -382,7 +382,7 @@ class FakeSystemd(object):
         self.start(cpus='0-15', policy='default')
 
     def _files(self):
-        return [(shown, ps.read_text(local) or '') for shown, local in ps.systemd.unit_files(self.root, UNIT)]
+        return [(shown, linux.read_text(local) or '') for shown, local in linux.systemd.unit_files(self.root, UNIT)]
 
     def start(self, cpus, policy):
         write(os.path.join(self.proc, str(self.pid), 'status'),
@@ -390,7 +390,7 @@ class FakeSystemd(object):
         write(os.path.join(self.proc, str(self.pid), 'numa_maps'), '55d0 %s file=/bin/db mapped=2 N0=2\n' % policy)
 
     def restart(self):
-        values, sources = ps.persisted_from_files(self.loaded)
+        values, sources = service.persisted_from_files(self.loaded)
         policy = 'bind:%s' % values['NUMAMask'] if values.get('NUMAPolicy') == 'bind' else 'default'
         self.start(values.get('CPUAffinity') or '0-15', policy)
 
@@ -400,20 +400,20 @@ class FakeSystemd(object):
             self.loaded = self._files()
             return 0, '', ''
         assert argv[:2] == ['systemctl', 'show'] and argv[-1] == UNIT
-        values, sources = ps.persisted_from_files(self.loaded)
+        values, sources = service.persisted_from_files(self.loaded)
         lines = ['LoadState=loaded', 'ActiveState=active', 'MainPID=%d' % self.pid,
                  'NeedDaemonReload=%s' % ('yes' if self._files() != self.loaded else 'no'),
                  'DropInPaths=%s' % ' '.join(s for s, t in self.loaded if s.endswith('.conf'))]
-        for key in ps.ALL_KEYS:
+        for key in service.ALL_KEYS:
             lines.append('%s=%s' % (key, values.get(key, 'n/a' if key == 'NUMAPolicy' else '')))
         return 0, '\n'.join(lines) + '\n', ''
 
 
 def live_run(image, systemd_stub, monkeypatch, check_mode=False, **extra):
-    monkeypatch.setattr(ps.systemd, 'systemd_running', lambda root='/': True)
-    plan = ps.LinuxProcessorSet(dict({'name': 'db', 'cpus': 'node:1', 'service': 'db', 'root': image}, **extra),
-                                check_mode=check_mode, runner=systemd_stub, proc=systemd_stub.proc,
-                                cgroup_mounts=NO_CGROUPS)
+    monkeypatch.setattr(linux.systemd, 'systemd_running', lambda root='/': True)
+    plan = linux.LinuxProcessorSet(dict({'name': 'db', 'cpus': 'node:1', 'service': 'db', 'root': image}, **extra),
+                                   check_mode=check_mode, runner=systemd_stub, proc=systemd_stub.proc,
+                                   cgroup_mounts=NO_CGROUPS)
     plan.live = True      # the drop-in still goes under the test root
     return plan.run().as_dict()
 
@@ -456,10 +456,10 @@ def test_running_service_shadowed_by_a_later_dropin(image, tmp_path, monkeypatch
 def test_running_service_that_does_not_exist_is_refused(image, monkeypatch):
     def missing(argv):
         return 0, 'LoadState=not-found\nMainPID=0\n', ''
-    monkeypatch.setattr(ps.systemd, 'systemd_running', lambda root='/': True)
-    plan = ps.LinuxProcessorSet({'name': 'db', 'cpus': '1', 'service': 'nosuch', 'root': image}, runner=missing,
-                                cgroup_mounts=NO_CGROUPS)
+    monkeypatch.setattr(linux.systemd, 'systemd_running', lambda root='/': True)
+    plan = linux.LinuxProcessorSet({'name': 'db', 'cpus': '1', 'service': 'nosuch', 'root': image}, runner=missing,
+                                   cgroup_mounts=NO_CGROUPS)
     plan.live = True
-    with pytest.raises(ps.InputError, match='service nosuch.service does not exist'):
+    with pytest.raises(common.InputError, match='service nosuch.service does not exist'):
         plan.run()
     assert not os.path.exists(os.path.join(image, 'etc/systemd/system/nosuch.service.d'))

@@ -13,8 +13,8 @@ import re
 
 import pytest
 
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans import processor_set as ps
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans import psrset as sol
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.processor_set import common, plan
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.processor_set import sunos_output as sol
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'fixtures', 'sunos')
 
@@ -262,7 +262,7 @@ class Solaris(object):
 
 
 def run(solaris, args, check_mode=False):
-    return ps.ProcessorSet(args, check_mode=check_mode, runner=solaris, system_name='SunOS').run()
+    return plan.ProcessorSet(args, check_mode=check_mode, runner=solaris, system_name='SunOS').run()
 
 
 def statuses(result):
@@ -324,7 +324,7 @@ def test_psrset_absent_removes_the_set():
 ])
 def test_sunos_bad_input_refused_before_any_change(args, message):
     solaris = Solaris()
-    with pytest.raises(ps.InputError, match=re.escape(message).replace('\\.', '.')):
+    with pytest.raises(common.InputError, match=re.escape(message).replace('\\.', '.')):
         run(solaris, dict({'name': 'oracle', 'persist': False, 'processes': [{'pattern': 'x'}]}, **args))
     assert solaris.mutations() == []
 
@@ -332,14 +332,14 @@ def test_sunos_bad_input_refused_before_any_change(args, message):
 def test_psrset_refuses_cpus_of_another_set():
     solaris = Solaris()
     solaris.sets[1] = [5]
-    with pytest.raises(ps.InputError, match=r'CPU\(s\) 5 already belong to processor set\(s\) 1'):
+    with pytest.raises(common.InputError, match=r'CPU\(s\) 5 already belong to processor set\(s\) 1'):
         run(solaris, PSRSET_ARGS)
     assert solaris.mutations() == []
 
 
 def test_psrset_refused_while_pools_are_active():
     solaris = Solaris(pools=True)
-    with pytest.raises(ps.InputError, match='use persist=true'):
+    with pytest.raises(common.InputError, match='use persist=true'):
         run(solaris, PSRSET_ARGS)
     assert solaris.mutations() == []
 

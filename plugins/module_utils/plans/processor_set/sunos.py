@@ -1,8 +1,9 @@
 # -*- coding: utf-8 -*-
 # Copyright: contributors to dbhost.tuning
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Internal to dbhost.tuning: Solaris processor sets (psrset) and resource pools (poolcfg,
-pooladm, poolbind), their output formats, and the SunOS side of the processor_set module.
+"""Internal to dbhost.tuning: the SunOS processor set: Solaris/illumos processor sets
+(psrset) and resource pools (poolcfg, pooladm, poolbind); their outputs are parsed in
+sunos_output.py.
 
 A processor set made with psrset lasts until the next reboot; a pool with its own pset,
 written to /etc/pooladm.conf with poolcfg and applied with pooladm -c, is applied again at
@@ -15,215 +16,33 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import re
-
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import numa
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans.processor_set import (
-    _SET_NAME, InputError, ProcessMatcher, check_cpus_exist, parse_list)
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import (
-    FAILED, OK, Result, Setting, decide_status)
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import FAILED, OK, Setting, decide_status
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.base import Plan
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.processor_set.common import (
+    SET_NAME, ProcessMatcher, check_cpus_exist, parse_list)
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.processor_set.sunos_output import (
+    parse_lgrpinfo, parse_pool_info, parse_poolbind_query, parse_projects_attribs, parse_ps, parse_psrinfo,
+    parse_psrset_created, parse_psrset_info, parse_psrset_query, pool_commands)
 
 POOL_PREFIX = 'dbhost-'
 ONLINE_STATES = ('on-line', 'no-intr')
 
 
-# ------------------------------------------------------------------ output parsers
-_PSRINFO = re.compile(r'^\s*([0-9]+)\s+(\S+)(?:\s+since\s+(.*\S))?\s*\Z')
-_PSRSET_INFO = re.compile(r'^(user|system) processor set ([0-9]+):\s*(?:empty|processors?((?:\s+[0-9]+)*))\s*\Z')
-_PSRSET_CREATED = re.compile(r'^created processor set ([0-9]+)\s*\Z')
-_PSRSET_QUERY = re.compile(r'^process id ([0-9]+): (?:(not bound)|([0-9]+))\s*\Z')
-_PSRSET_BIND = re.compile(r'^process id ([0-9]+): was (?:not bound|[0-9]+), now (?:not bound|([0-9]+))\s*\Z')
-_LGROUP = re.compile(r'^lgroup ([0-9]+) \(([^)]*)\):\s*\Z')
-
-
-def parse_psrinfo(text):
-    """``psrinfo`` -> {cpu: status}: ``0  on-line  since 07/15/2003 10:24:40``."""
-    cpus = {}
-    for line in (text or '').splitlines():
-        match = _PSRINFO.match(line)
-        if match:
-            cpus[int(match.group(1))] = match.group(2)
-    return cpus
-
-
-def parse_psrset_info(text):
-    """``psrset -i`` -> {set id: {'type': 'user' or 'system', 'cpus': [...]}}."""
-    sets = {}
-    for line in (text or '').splitlines():
-        match = _PSRSET_INFO.match(line.strip())
-        if match:
-            sets[int(match.group(2))] = {'type': match.group(1),
-                                         'cpus': [int(c) for c in (match.group(3) or '').split()]}
-    return sets
-
-
-def parse_psrset_created(text):
-    """``psrset -c 4 5`` -> the new set's id (``created processor set 1``), or None."""
-    for line in (text or '').splitlines():
-        match = _PSRSET_CREATED.match(line.strip())
-        if match:
-            return int(match.group(1))
-    return None
-
-
-def parse_psrset_query(text):
-    """``psrset -q PID...`` -> {pid: set id or None}: ``process id 1234: 1`` / ``: not bound``."""
-    bindings = {}
-    for line in (text or '').splitlines():
-        match = _PSRSET_QUERY.match(line.strip())
-        if match:
-            bindings[int(match.group(1))] = None if match.group(2) else int(match.group(3))
-            continue
-        match = _PSRSET_BIND.match(line.strip())
-        if match:
-            bindings[int(match.group(1))] = int(match.group(2)) if match.group(2) else None
-    return bindings
-
-
-def parse_poolbind_query(text):
-    """``poolbind -q PID...`` -> {pid: pool}: ``1234<TAB>pool_default``."""
-    bindings = {}
-    for line in (text or '').splitlines():
-        parts = line.split()
-        if len(parts) == 2 and parts[0].isdigit():
-            bindings[int(parts[0])] = parts[1]
-    return bindings
-
-
-def parse_lgrpinfo(text):
-    """``lgrpinfo -c`` -> {lgroup: {'kind': 'leaf'/'root'/..., 'cpus': [...]}}."""
-    groups = {}
-    current = None
-    for line in (text or '').splitlines():
-        match = _LGROUP.match(line.strip())
-        if match:
-            current = groups.setdefault(int(match.group(1)), {'kind': match.group(2), 'cpus': []})
-            continue
-        stripped = line.strip()
-        if current is not None and stripped.startswith('CPUs:'):
-            words = stripped[len('CPUs:'):].strip()
-            if words and words != 'none':
-                current['cpus'] = numa.parse_cpu_list(','.join(words.split()))
-    return groups
-
-
-def parse_ps(text):
-    """``ps -e -o pid= -o uid= -o project= -o args=`` -> [(pid, uid, project, [args])]."""
-    rows = []
-    for line in (text or '').splitlines():
-        parts = line.split(None, 3)
-        if len(parts) >= 3 and parts[0].isdigit() and parts[1].isdigit():
-            rows.append((int(parts[0]), int(parts[1]), parts[2], (parts[3] if len(parts) > 3 else '').split()))
-    return rows
-
-
-def parse_projects_attribs(text):
-    """``projects -l NAME`` -> {attribute: value} from its ``attribs:`` lines."""
-    attribs = {}
-    in_attribs = False
-    for line in (text or '').splitlines():
-        stripped = line.strip()
-        if stripped.startswith('attribs:'):
-            in_attribs = True
-            stripped = stripped[len('attribs:'):].strip()
-        elif re.match(r'^\w+\s*:', stripped):
-            in_attribs = False
-        if in_attribs and stripped:
-            key, sep, value = stripped.partition('=')
-            attribs[key.strip()] = value.strip() if sep else ''
-    return attribs
-
-
-_PROPERTY_TYPES = ('int', 'uint', 'boolean', 'string', 'float', 'double')
-
-
-def parse_pool_info(text):
-    """``pooladm`` / ``poolcfg -c info`` / ``poolcfg -dc info`` -> the configuration:
-
-    {'system': name, 'properties': {...},
-     'pools': {name: {'properties': {...}, 'pset': name or None}},
-     'psets': {name: {'properties': {...}, 'cpus': [sys_id, ...], 'cpu_status': {sys_id: status}}}}
-    Entities nest by indentation: a ``pset NAME`` line inside a pool is that pool's pset.
-    """
-    config = {'system': None, 'properties': {}, 'pools': {}, 'psets': {}}
-    entity, entity_indent, cpu, cpu_indent = None, -1, None, -1
-    for raw in (text or '').splitlines():
-        if not raw.strip():
-            continue
-        line = raw.expandtabs(8)
-        indent = len(line) - len(line.lstrip())
-        words = line.split()
-        if cpu is not None and indent <= cpu_indent:
-            cpu = None
-        if words[0] == 'system' and len(words) == 2:
-            config['system'] = words[1]
-            entity, entity_indent = ('system', config), indent
-        elif words[0] == 'pool' and len(words) == 2:
-            pool = config['pools'].setdefault(words[1], {'properties': {}, 'pset': None})
-            entity, entity_indent = ('pool', pool), indent
-        elif words[0] == 'pset' and len(words) == 2:
-            if entity is not None and entity[0] == 'pool' and indent > entity_indent:
-                entity[1]['pset'] = words[1]
-            else:
-                pset = config['psets'].setdefault(words[1], {'properties': {}, 'cpus': [], 'cpu_status': {}})
-                entity, entity_indent = ('pset', pset), indent
-        elif words[0] == 'cpu' and len(words) == 1 and entity is not None and entity[0] == 'pset':
-            cpu, cpu_indent = {}, indent
-            entity[1].setdefault('_cpus', []).append(cpu)
-        elif words[0] in _PROPERTY_TYPES and len(words) >= 2:
-            value = ' '.join(words[2:])
-            if cpu is not None:
-                cpu[words[1]] = value
-            elif entity is not None:
-                entity[1]['properties'][words[1]] = value
-    for pset in config['psets'].values():
-        for cpu in pset.pop('_cpus', []):
-            if 'cpu.sys_id' in cpu:
-                sys_id = int(cpu['cpu.sys_id'])
-                pset['cpus'].append(sys_id)
-                pset['cpu_status'][sys_id] = cpu.get('cpu.status')
-        pset['cpus'].sort()
-    return config
-
-
-def default_pset(config):
-    for name, pset in config['psets'].items():
-        if pset['properties'].get('pset.default') == 'true':
-            return name
-    return 'pset_default'
-
-
-def pool_commands(config, name, cpus):
-    """poolcfg commands that make pool and pset ``name`` hold exactly ``cpus``, in order."""
-    commands = []
-    size = len(cpus)
-    pset = config['psets'].get(name)
-    bounds = '(uint pset.min = %d; uint pset.max = %d)' % (size, size)
-    if pset is None:
-        commands.append('create pset %s %s' % (name, bounds))
-        have = []
-    else:
-        have = pset['cpus']
-        if pset['properties'].get('pset.min') != str(size) or pset['properties'].get('pset.max') != str(size):
-            commands.append('modify pset %s %s' % (name, bounds))
-    pool = config['pools'].get(name)
-    if pool is None:
-        commands.append('create pool %s' % name)
-    if pool is None or pool.get('pset') != name:
-        commands.append('associate pool %s (pset %s)' % (name, name))
-    extra = [c for c in have if c not in cpus]
-    if extra:
-        commands.append('transfer to pset %s (%s)' % (default_pset(config), '; '.join('cpu %d' % c for c in extra)))
-    missing = [c for c in cpus if c not in have]
-    if missing:
-        commands.append('transfer to pset %s (%s)' % (name, '; '.join('cpu %d' % c for c in missing)))
-    return commands
-
-
 # ------------------------------------------------------------------ the SunOS run
-class SunOSProcessorSet(object):
-    """psrset (persist=false) or a resource pool (persist=true); see the module docs."""
+class SunOSProcessorSet(Plan):
+    """psrset (persist=false) or a resource pool (persist=true); see the module docs.
+
+    validate() reads the CPUs (psrinfo, lgrpinfo for node:N) and the project; desired() is
+    {'cpus': CPU list text, 'persist': bool}; read_live() is {'pools_active': bool} and, for
+    psrset, {'sets': psrset -i, 'set_id': ours or None} (refusing psrset while pools are active
+    and CPUs another set holds); nothing persisted is read apart (the pool configuration is
+    read, changed and read back within apply(), command by command); apply() runs the commands
+    (only the reading ones in check mode) and returns the Settings they lead to; render() adds
+    the topology and those Settings.
+    """
 
     def __init__(self, args, check_mode=False, runner=None, **kwargs):
         self.args = args
@@ -249,7 +68,7 @@ class SunOSProcessorSet(object):
     # ------------------------------------------------------------ validation
     def validate(self):
         self.root = validate.check_root(self.root)
-        if not self.name or not _SET_NAME.match(str(self.name)):
+        if not self.name or not SET_NAME.match(str(self.name)):
             raise InputError('name %r: use letters, digits, "_", "." and "-" (at most 63)' % (self.name,))
         validate.check_name(self.project, 'project')
         if self.args.get('service'):
@@ -326,22 +145,41 @@ class SunOSProcessorSet(object):
                                                         if project == self.project]))
         return found
 
-    # ------------------------------------------------------------ run
-    def run(self, module=None):
-        self.validate()
-        result = Result(self.check_mode)
+    # ------------------------------------------------------------ hooks
+    def desired(self):
+        return {'cpus': numa.render_cpu_list(self.cpus), 'persist': self.persist}
+
+    def read_live(self, desired):
+        active = self._pools_active()
+        if not self.persist and active:
+            raise InputError('the pools facility is active, and psrset cannot change processor sets then: '
+                             'use persist=true (a pool), or disable pools with pooladm -d')
+        live = {'pools_active': active}
+        if not self.persist:
+            live['sets'] = parse_psrset_info(self.run_ok(['psrset', '-i'], 'psrset -i'))
+            live['set_id'] = self._find_set(live['sets'])
+            if self.state == 'present':
+                self._check_free(live['sets'], live['set_id'])
+        return live
+
+    def apply(self, desired, live, persisted, module):
+        records = []
+        if self.persist:
+            self.run_pools(records, live['pools_active'])
+        else:
+            self.run_psrset(records, live['sets'], live['set_id'])
+        return records
+
+    def render(self, result, desired, live, persisted, done):
         result.extra['topology'] = {
             'nodes': dict((str(n), {'cpus': numa.render_cpu_list(i['cpus']), 'memory_bytes': None, 'distances': []})
                           for n, i in self.topology['nodes'].items()),
             'online_cpus': numa.render_cpu_list(self.online),
             'offline_cpus': numa.render_cpu_list(self.topology['offline_cpus'])}
-        result.extra['cpus'] = numa.render_cpu_list(self.cpus)
+        result.extra['cpus'] = desired['cpus']
         result.extra['mems'] = ''
-        if self.persist:
-            self.run_pools(result)
-        else:
-            self.run_psrset(result)
-        return result
+        for setting in done:
+            result.add(setting)
 
     # ------------------------------------------------------------ psrset
     def _find_set(self, sets):
@@ -350,52 +188,50 @@ class SunOSProcessorSet(object):
                 return set_id
         return None
 
-    def run_psrset(self, result):
-        if self._pools_active():
-            raise InputError('the pools facility is active, and psrset cannot change processor sets then: '
-                             'use persist=true (a pool), or disable pools with pooladm -d')
-        sets = parse_psrset_info(self.run_ok(['psrset', '-i'], 'psrset -i'))
-        set_id = self._find_set(sets)
-        desired = {'cpus': numa.render_cpu_list(self.cpus)}
-        name = 'psrset:%s' % self.name
-        if self.state == 'absent':
-            if set_id is None:
-                result.add(Setting(name, 'psrset', None, None, None, OK, 'no user processor set holds CPUs %s'
-                                   % desired['cpus']))
-                return
-            status = decide_status(None, False, self.check_mode)
-            if not self.check_mode:
-                self.run_ok(['psrset', '-d', str(set_id)])
-            result.add(Setting(name, 'psrset', None, {'id': set_id, 'cpus': desired['cpus']}, None, status,
-                               '%s processor set %d' % ('would remove' if self.check_mode else 'removed', set_id)))
-            return
+    def _check_free(self, sets, set_id):
+        """Refuse CPUs that another processor set holds."""
         taken = dict((c, sid) for sid, info in sets.items() if sid != set_id for c in info['cpus'])
         clash = sorted(c for c in self.cpus if c in taken)
         if clash:
             raise InputError('cpus %s: CPU(s) %s already belong to processor set(s) %s (psrset -i)' % (
-                desired['cpus'], numa.render_cpu_list(clash), ', '.join(str(taken[c]) for c in clash)))
+                numa.render_cpu_list(self.cpus), numa.render_cpu_list(clash), ', '.join(str(taken[c]) for c in clash)))
+
+    def run_psrset(self, records, sets, set_id):
+        desired = {'cpus': numa.render_cpu_list(self.cpus)}
+        name = 'psrset:%s' % self.name
+        if self.state == 'absent':
+            if set_id is None:
+                records.append(Setting(name, 'psrset', None, None, None, OK, 'no user processor set holds CPUs %s'
+                                       % desired['cpus']))
+                return
+            status = decide_status(None, False, self.check_mode)
+            if not self.check_mode:
+                self.run_ok(['psrset', '-d', str(set_id)])
+            records.append(Setting(name, 'psrset', None, {'id': set_id, 'cpus': desired['cpus']}, None, status,
+                                   '%s processor set %d' % ('would remove' if self.check_mode else 'removed', set_id)))
+            return
         created = set_id is None
         detail = 'processor sets end at reboot; persist=true keeps the binding as a resource pool'
         if created and not self.check_mode:
             set_id = parse_psrset_created(self.run_ok(['psrset', '-c'] + [str(c) for c in self.cpus]))
             if set_id is None:
-                result.add(Setting(name, 'psrset', desired, None, None, FAILED, 'psrset -c printed no set id'))
+                records.append(Setting(name, 'psrset', desired, None, None, FAILED, 'psrset -c printed no set id'))
                 return
             sets = parse_psrset_info(self.run_ok(['psrset', '-i', str(set_id)]))
         live = {'id': set_id, 'cpus': numa.render_cpu_list(sets[set_id]['cpus'])} if set_id in sets else None
         status = decide_status(not created, None, self.check_mode)
         if live is not None and live['cpus'] != desired['cpus']:
             status, detail = FAILED, 'processor set %d reads back CPUs %s' % (set_id, live['cpus'])
-        result.add(Setting(name, 'psrset', desired, live, None, status,
-                           ('would create a processor set; ' if created and self.check_mode else '') + detail))
+        records.append(Setting(name, 'psrset', desired, live, None, status,
+                               ('would create a processor set; ' if created and self.check_mode else '') + detail))
         if status == FAILED:
             return
         for what, pids in self._processes():
-            self._bind_psrset(result, what, pids, set_id)
+            self._bind_psrset(records, what, pids, set_id)
 
-    def _bind_psrset(self, result, what, pids, set_id):
+    def _bind_psrset(self, records, what, pids, set_id):
         if not pids:
-            result.add(Setting('processes:%s' % what, what, None, None, None, OK, 'no running process matches'))
+            records.append(Setting('processes:%s' % what, what, None, None, None, OK, 'no running process matches'))
             return
         before = parse_psrset_query(self.run_ok(['psrset', '-q'] + [str(p) for p in pids]))
         todo = [p for p in pids if set_id is None or before.get(p) != set_id]
@@ -412,24 +248,22 @@ class SunOSProcessorSet(object):
             detail = '%s; processor set binding %s' % (what, how)
             if self.project and what.startswith('project='):
                 detail += '; new processes of the project are bound only through a pool (persist=true)'
-            result.add(Setting('pid:%d' % pid, what, {'set': set_id}, {'set': after.get(pid)}, None, status, detail))
+            records.append(Setting('pid:%d' % pid, what, {'set': set_id}, {'set': after.get(pid)}, None, status, detail))
 
     # ------------------------------------------------------------ pools
-    def run_pools(self, result):
-        rc, out, err = self.runner(['pooladm'])
-        active = rc == 0 and bool(parse_pool_info(out)['system'])
+    def run_pools(self, records, active):
         name = 'pool:%s' % self.pool
         desired = {'cpus': numa.render_cpu_list(self.cpus), 'pset': self.pool} if self.state == 'present' else None
         if not active:
             if self.state == 'absent':
-                result.add(Setting(name, '/etc/pooladm.conf', None, None, None, OK, 'the pools facility is not active'))
+                records.append(Setting(name, '/etc/pooladm.conf', None, None, None, OK, 'the pools facility is not active'))
                 return
-            result.add(Setting('pools', 'svc:/system/pools', 'enabled', 'disabled', None,
-                               decide_status(False, None, self.check_mode),
-                               '%s the pools facility (pooladm -e)' % ('would enable' if self.check_mode else 'enabled')))
+            records.append(Setting('pools', 'svc:/system/pools', 'enabled', 'disabled', None,
+                                   decide_status(False, None, self.check_mode),
+                                   '%s the pools facility (pooladm -e)' % ('would enable' if self.check_mode else 'enabled')))
             if self.check_mode:
-                result.add(Setting(name, '/etc/pooladm.conf', desired, None, None, decide_status(False, False, True),
-                                   'would create pool and pset %s with CPUs %s' % (self.pool, desired['cpus'])))
+                records.append(Setting(name, '/etc/pooladm.conf', desired, None, None, decide_status(False, False, True),
+                                       'would create pool and pset %s with CPUs %s' % (self.pool, desired['cpus'])))
                 return
             self.run_ok(['pooladm', '-e'])
         # The file applied at boot; made from the running configuration when missing.
@@ -472,16 +306,16 @@ class SunOSProcessorSet(object):
             details.append('the running configuration reads back %s' % (live_after,))
         persisted = {'cpus': numa.render_cpu_list(static['psets'][self.pool]['cpus'])} \
             if self.pool in static['psets'] and not commands else None
-        result.add(Setting(name, '/etc/pooladm.conf', desired, live_after if not self.check_mode else live_before,
-                           persisted, status, '; '.join(details)))
+        records.append(Setting(name, '/etc/pooladm.conf', desired, live_after if not self.check_mode else live_before,
+                               persisted, status, '; '.join(details)))
         if status == FAILED or self.state == 'absent':
             if self.state == 'absent' and self.project:
-                self._project_attribute(result)
+                self._project_attribute(records)
             return
         if self.project:
-            self._project_attribute(result)
+            self._project_attribute(records)
         for what, pids in self._processes():
-            self._bind_pool(result, what, pids)
+            self._bind_pool(records, what, pids)
 
     def _pool_live(self, dynamic):
         pset = dynamic['psets'].get(self.pool)
@@ -489,7 +323,7 @@ class SunOSProcessorSet(object):
             return None
         return {'cpus': numa.render_cpu_list(pset['cpus']), 'sys_id': pset['properties'].get('pset.sys_id')}
 
-    def _project_attribute(self, result):
+    def _project_attribute(self, records):
         have = self.project_attribs.get('project.pool')
         want = self.pool if self.state == 'present' else None
         ok = have == want or (want is None and have != self.pool)
@@ -499,12 +333,12 @@ class SunOSProcessorSet(object):
                 self.run_ok(['projmod', '-s', '-K', 'project.pool=%s' % want, self.project])
             else:
                 self.run_ok(['projmod', '-r', '-K', 'project.pool=%s' % self.pool, self.project])
-        result.add(Setting('project:%s' % self.project, '/etc/project', want, None, have if ok or self.check_mode
-                           else want, status, 'project.pool makes new processes of the project start in the pool'))
+        records.append(Setting('project:%s' % self.project, '/etc/project', want, None, have if ok or self.check_mode
+                               else want, status, 'project.pool makes new processes of the project start in the pool'))
 
-    def _bind_pool(self, result, what, pids):
+    def _bind_pool(self, records, what, pids):
         if not pids:
-            result.add(Setting('processes:%s' % what, what, None, None, None, OK, 'no running process matches'))
+            records.append(Setting('processes:%s' % what, what, None, None, None, OK, 'no running process matches'))
             return
         before = parse_poolbind_query(self.run_ok(['poolbind', '-q'] + [str(p) for p in pids]))
         todo = [p for p in pids if before.get(p) != self.pool]
@@ -519,6 +353,6 @@ class SunOSProcessorSet(object):
             status = decide_status(before.get(pid) == self.pool, None, self.check_mode)
             if not self.check_mode and after.get(pid) != self.pool:
                 status = FAILED
-            result.add(Setting('pid:%d' % pid, what, {'pool': self.pool}, {'pool': after.get(pid)}, None, status,
-                               '%s; %s' % (what, 'bound with poolbind' if pid in todo and not self.check_mode else
-                                           'pool binding read back with poolbind -q')))
+            records.append(Setting('pid:%d' % pid, what, {'pool': self.pool}, {'pool': after.get(pid)}, None, status,
+                                   '%s; %s' % (what, 'bound with poolbind' if pid in todo and not self.check_mode else
+                                               'pool binding read back with poolbind -q')))

@@ -26,7 +26,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter i
 from ansible_collections.dbhost.tuning.plugins.module_utils.state.desired import ROLES, compile_state, default_roles
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.hugepages import HugePages
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.kernel_params import KernelParams
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans.mounts import MountOptions
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.mounts.plan import MountOptions
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.processor_set import ProcessorSet
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.resource_limits import ResourceLimits
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import InputError, Result

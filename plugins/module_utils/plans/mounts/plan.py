@@ -99,6 +99,7 @@ class MountOptions(Plan):
         self.runner = runner
         self.live_root = live_root
         self.mount_command = mount_command
+        self.backup_file = None
 
     # ---------------------------------------------------------------- validation
     def _option_list(self, value, what):
@@ -239,7 +240,7 @@ class MountOptions(Plan):
         # Persist first: on Linux, mount(8) merges the fstab line's options into the remount.
         written, backup_file = False, None
         if not self.check_mode and text_after != persisted.text:
-            backup_file = FileChange(persisted.local_file, persisted.text, text_after, self.file).apply(
+            backup_file = self.backup_file = FileChange(persisted.local_file, persisted.text, text_after, self.file).apply(
                 module, backup_file=self.backup)
             written = True
 

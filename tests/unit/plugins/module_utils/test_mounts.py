@@ -532,14 +532,14 @@ def test_bad_input_is_refused_before_anything(case, tmp_path):
 def test_missing_file_is_refused(tmp_path):
     with pytest.raises(InputError) as caught:
         MountOptions([{'path': '/u02', 'present': ['noatime']}], root=str(tmp_path),
-                            system_name='Linux').run()
+                     system_name='Linux').run()
     assert '/etc/fstab does not exist' in str(caught.value)
 
 
 def test_file_path_with_dotdot_is_refused(linux_tree):
     with pytest.raises(InputError) as caught:
         MountOptions([{'path': '/u02', 'present': ['noatime']}], root=linux_tree, file='/etc/../fstab',
-                            system_name='Linux').run()
+                     system_name='Linux').run()
     assert 'fstab:' in str(caught.value) and '".."' in str(caught.value)
 
 

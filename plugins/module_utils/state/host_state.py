@@ -21,7 +21,7 @@ __metaclass__ = type
 import os
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import host_facts
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans.block_queue import BlockQueue
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.block_queue.plan import BlockQueue
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter import DbParameter
 from ansible_collections.dbhost.tuning.plugins.module_utils.state.desired import ROLES, compile_state, default_roles
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.hugepages import HugePages

@@ -5,7 +5,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans import block_queue as bq
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.block_queue import devices as block_devices
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import host_facts as facts
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import mountinfo
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.mounts import platform as mounts_platform
@@ -43,7 +43,7 @@ def test_unescape_leaves_other_text_alone():
 
 
 def test_every_caller_sees_the_same_paths():
-    assert bq.parse_mountinfo(ESCAPED)[0] == (WEIRD, '98:0', '/dev/my disk')
+    assert block_devices.parse_mountinfo(ESCAPED)[0] == (WEIRD, '98:0', '/dev/my disk')
     assert facts.parse_mountinfo(ESCAPED)[0] == {
         'mount_point': WEIRD, 'dev': '98:0', 'options': ['rw', 'noatime'], 'fstype': 'ext4',
         'source': '/dev/my disk', 'super_options': ['rw', 'errors=continue']}

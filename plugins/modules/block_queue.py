@@ -284,7 +284,7 @@ diff:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans.block_queue import DEFAULT_FILE, BlockQueue
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.block_queue.plan import DEFAULT_FILE, BlockQueue
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import run_plan
 
 SELECTOR = dict(type='list', elements='str')

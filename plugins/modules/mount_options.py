@@ -253,7 +253,7 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans.mounts import MountOptions
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.mounts.plan import MountOptions
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import run_plan
 
 

@@ -21,12 +21,12 @@ __metaclass__ = type
 import os
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import host_facts
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans.block_queue import BlockQueue
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.block_queue.plan import BlockQueue
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter.plan import DbParameter
 from ansible_collections.dbhost.tuning.plugins.module_utils.state.desired import ROLES, compile_state, default_roles
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.hugepages import HugePages
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.kernel_params import KernelParams
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans.mounts import MountOptions
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.mounts.plan import MountOptions
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.processor_set.plan import ProcessorSet
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.resource_limits import ResourceLimits
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import InputError, Result

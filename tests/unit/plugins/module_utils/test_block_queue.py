@@ -12,7 +12,10 @@ import os
 import pytest
 import yaml
 
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans import block_queue as bq
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.block_queue.devices import Tree, parse_mountinfo
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.block_queue.entries import same_value
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.block_queue.plan import BlockQueue
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms
 from ansible_collections.dbhost.tuning.tests.unit.fixtures.block import fake_sysfs
 from ansible_collections.dbhost.tuning.tests.unit.helpers import records
@@ -57,7 +60,7 @@ def rules(root):
 
 
 def plan(root, devices, kernel=None, **kwargs):
-    return bq.BlockQueue(devices, root=root, writer=kernel or fake_sysfs.FakeKernel(), system_name='Linux', **kwargs)
+    return BlockQueue(devices, root=root, writer=kernel or fake_sysfs.FakeKernel(), system_name='Linux', **kwargs)
 
 
 # ---------------------------------------------------------------- selection
@@ -67,13 +70,13 @@ def test_selection(root, case):
     run = plan(root, devices, allow_empty=case.get('allow_empty', False))
     before = fake_sysfs.snapshot(root)
     if 'error' in case:
-        with pytest.raises(bq.InputError) as caught:
+        with pytest.raises(InputError) as caught:
             run.run()
         assert case['error'] in str(caught.value)
         assert fake_sysfs.snapshot(root) == before
         return
     run.validate()
-    chosen = run.select(bq.Tree(root))
+    chosen = run.select(Tree(root))
     assert sorted(chosen) == sorted(case['selected'])
 
 
@@ -81,7 +84,7 @@ def test_selection_notes_say_how_a_device_was_reached(root):
     run = plan(root, [{'mount': '/u02', 'slaves': True, 'attributes': {'rq_affinity': 1}},
                       {'name': 'sda2', 'attributes': {'rq_affinity': 1}}])
     run.validate()
-    chosen = run.select(bq.Tree(root))
+    chosen = run.select(Tree(root))
     assert chosen['dm-1']['notes'] == ['selected as mounted at /u02 from dm-1']
     assert chosen['sdb']['notes'] == ['selected as a device under dm-0']
     assert chosen['sda']['notes'] == ['selected as partition sda2 of sda']
@@ -105,7 +108,7 @@ def test_values_refused_before_anything_is_written(root, case):
     devices = [{'name': 'sdb', 'attributes': {'rq_affinity': 2}}, {'name': case['device'], 'attributes': case['attributes']}]
     devices.reverse()
     before = fake_sysfs.snapshot(root)
-    with pytest.raises(bq.InputError) as caught:
+    with pytest.raises(InputError) as caught:
         plan(root, devices, kernel=kernel).run()
     assert case['error'] in str(caught.value)
     assert kernel.writes == []
@@ -119,25 +122,25 @@ def test_values_refused_before_anything_is_written(root, case):
     ({'apply': False, 'persist': False}, 'there is nothing to do'),
 ])
 def test_options_refused(root, kwargs, error):
-    with pytest.raises(bq.InputError) as caught:
+    with pytest.raises(InputError) as caught:
         plan(root, [{'name': 'sda', 'attributes': {'rq_affinity': 2}}], **kwargs).run()
     assert error in str(caught.value)
 
 
 def test_devices_must_be_a_list(root):
-    with pytest.raises(bq.InputError, match='devices must be a non-empty list'):
+    with pytest.raises(InputError, match='devices must be a non-empty list'):
         plan(root, []).run()
-    with pytest.raises(bq.InputError, match=r'devices\[0\] must be a dict'):
+    with pytest.raises(InputError, match=r'devices\[0\] must be a dict'):
         plan(root, ['sda']).run()
 
 
 def test_missing_sysfs_is_a_clear_error(tmp_path):
-    with pytest.raises(bq.InputError, match='no .*/sys/block'):
+    with pytest.raises(InputError, match='no .*/sys/block'):
         plan(str(tmp_path), [{'name': 'sda', 'attributes': {'rq_affinity': 2}}]).run()
 
 
 def test_multipath_paths_with_different_values_are_refused(root):
-    with pytest.raises(bq.InputError, match='sdb and sdc share the udev key ATTRS{wwid}=="naa.60002ac'):
+    with pytest.raises(InputError, match='sdb and sdc share the udev key ATTRS{wwid}=="naa.60002ac'):
         plan(root, [{'name': 'sdb', 'attributes': {'rq_affinity': 2}},
                     {'name': 'sdc', 'attributes': {'rq_affinity': 1}}]).run()
 
@@ -346,7 +349,7 @@ class Recorder(object):
 
 def test_reload_and_trigger_only_the_selected_devices():
     runner = Recorder([(0, '', ''), (0, '', '')])
-    run = bq.BlockQueue([], root='/', trigger=True, runner=runner, bin_path=lambda name: '/usr/bin/' + name)
+    run = BlockQueue([], root='/', trigger=True, runner=runner, bin_path=lambda name: '/usr/bin/' + name)
     note = run._reload(['sdb', 'sdc'])
     assert runner.calls == [['/usr/bin/udevadm', 'control', '--reload'],
                             ['/usr/bin/udevadm', 'trigger', '--action=change', '--subsystem-match=block',
@@ -356,13 +359,13 @@ def test_reload_and_trigger_only_the_selected_devices():
 
 def test_reload_without_udevd_is_reported_not_failed():
     runner = Recorder([(1, '', 'Failed to send reload request: No such file or directory\n')])
-    run = bq.BlockQueue([], root='/', runner=runner, bin_path=lambda name: '/usr/bin/' + name)
+    run = BlockQueue([], root='/', runner=runner, bin_path=lambda name: '/usr/bin/' + name)
     note = run._reload(['sda'])
     assert not note['reloaded'] and 'No such file or directory' in note['detail']
 
 
 def test_reload_without_udevadm_is_reported():
-    run = bq.BlockQueue([], root='/', runner=Recorder([]), bin_path=lambda name: None)
+    run = BlockQueue([], root='/', runner=Recorder([]), bin_path=lambda name: None)
     assert run._reload(['sda']) == {
         'reloaded': False, 'detail': 'udevadm not found: the rules apply from the next boot or udevd start'}
 
@@ -379,8 +382,8 @@ def test_no_reload_for_another_root(root):
 @pytest.mark.parametrize('system,why', [('SunOS', 'SunOS has no per-device block queue attributes'),
                                         ('FreeBSD', 'FreeBSD has no per-device block queue attributes')])
 def test_unsupported_platforms(tmp_path, system, why):
-    run = bq.BlockQueue([{'name': 'sd*', 'attributes': {'rq_affinity': 2, 'scheduler': 'none'}}],
-                        root=str(tmp_path), system_name=system)
+    run = BlockQueue([{'name': 'sd*', 'attributes': {'rq_affinity': 2, 'scheduler': 'none'}}],
+                     root=str(tmp_path), system_name=system)
     result = run.run()
     assert [(s.name, s.status) for s in result.settings] == [
         ('name=sd*/queue/scheduler', 'unsupported'), ('name=sd*/queue/rq_affinity', 'unsupported')]
@@ -390,8 +393,8 @@ def test_unsupported_platforms(tmp_path, system, why):
 
 
 def test_unsupported_platform_still_validates_input(tmp_path):
-    with pytest.raises(bq.InputError, match='rq_affinity'):
-        bq.BlockQueue([{'name': 'sd*', 'attributes': {'rq_affinity': 5}}], root=str(tmp_path), system_name='SunOS').run()
+    with pytest.raises(InputError, match='rq_affinity'):
+        BlockQueue([{'name': 'sd*', 'attributes': {'rq_affinity': 5}}], root=str(tmp_path), system_name='SunOS').run()
 
 
 # ---------------------------------------------------------------- helpers
@@ -399,9 +402,9 @@ def test_unsupported_platform_still_validates_input(tmp_path):
     ('1', '1', True), ('01', '1', True), ('write  back', 'write back', True), ('none', 'None', False),
     (None, '1', False), ('-1', '-1', True)])
 def test_same_value(actual, desired, same):
-    assert bq.same_value(actual, desired) is same
+    assert same_value(actual, desired) is same
 
 
 def test_parse_mountinfo_unescapes_spaces():
     text = '36 27 8:17 / /mnt/with\\040space rw - ext4 /dev/sdb1 rw\n'
-    assert bq.parse_mountinfo(text) == [('/mnt/with space', '8:17', '/dev/sdb1')]
+    assert parse_mountinfo(text) == [('/mnt/with space', '8:17', '/dev/sdb1')]

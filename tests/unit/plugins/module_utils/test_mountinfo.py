@@ -5,10 +5,10 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans import block_queue as bq
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.block_queue import devices as block_devices
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import host_facts as facts
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import mountinfo
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans import mounts
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.mounts import platform as mounts_platform
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.processor_set import procfs
 
 # proc(5): the kernel writes space, tab, newline and backslash as \040 \011 \012 \134.
@@ -43,11 +43,11 @@ def test_unescape_leaves_other_text_alone():
 
 
 def test_every_caller_sees_the_same_paths():
-    assert bq.parse_mountinfo(ESCAPED)[0] == (WEIRD, '98:0', '/dev/my disk')
+    assert block_devices.parse_mountinfo(ESCAPED)[0] == (WEIRD, '98:0', '/dev/my disk')
     assert facts.parse_mountinfo(ESCAPED)[0] == {
         'mount_point': WEIRD, 'dev': '98:0', 'options': ['rw', 'noatime'], 'fstype': 'ext4',
         'source': '/dev/my disk', 'super_options': ['rw', 'errors=continue']}
-    live = mounts.parse_mountinfo(ESCAPED)[WEIRD]
+    live = mounts_platform.parse_mountinfo(ESCAPED)[WEIRD]
     assert (live.fstype, live.source, live.options) == ('ext4', '/dev/my disk', ['rw', 'noatime', 'errors=continue'])
     assert procfs.parse_mountinfo_cgroups(ESCAPED)['cpuset'] == ('/sys/fs/cgroup/cpuset', '/sub dir')
-    assert len(mounts.parse_mountinfo(ESCAPED)) == 3
+    assert len(mounts_platform.parse_mountinfo(ESCAPED)) == 3

@@ -14,7 +14,11 @@ import stat
 import pytest
 import yaml
 
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans import mounts
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
+from ansible_collections.dbhost.tuning.plugins.module_utils.formats import fstab
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.mounts.options import edit_options
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.mounts.platform import parse_mnttab, parse_mountinfo
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.mounts.plan import MountOptions
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import CHANGED, DRIFT, FAILED, OK, PENDING_REBOOT
 from ansible_collections.dbhost.tuning.tests.unit.helpers import read
 
@@ -55,27 +59,27 @@ def replace_line(text, lineno, new_line):
     'proc /proc proc defaults 0 0',
 ], ids=['sample', 'crlf', 'no-final-newline', 'empty', 'blank-lines', 'comment-only', 'one-line'])
 def test_fstab_round_trip_is_byte_identical(text):
-    assert mounts.FstabFile(text).render({}) == text
+    assert fstab.FstabFile(text).render({}) == text
 
 
 @pytest.mark.parametrize('text', [VFSTAB, VFSTAB.replace('\t', '    '), VFSTAB.rstrip('\n')],
                          ids=['sample', 'spaces', 'no-final-newline'])
 def test_vfstab_round_trip_is_byte_identical(text):
-    assert mounts.VfstabFile(text).render({}) == text
+    assert fstab.VfstabFile(text).render({}) == text
 
 
 def test_render_with_the_same_options_is_byte_identical():
-    table = mounts.FstabFile(FSTAB)
+    table = fstab.FstabFile(FSTAB)
     unchanged = dict((entry.index, entry.options) for entry in table.entries())
     assert table.render(unchanged) == FSTAB.replace('/dev/sdd1 /u06 ext4\n', '/dev/sdd1 /u06 ext4 defaults\n')
-    table = mounts.VfstabFile(VFSTAB)
+    table = fstab.VfstabFile(VFSTAB)
     assert table.render(dict((entry.index, entry.options) for entry in table.entries())) == VFSTAB
 
 
 # ---------------------------------------------------------------------------- parsing
 
 def test_fstab_entries():
-    entries = dict((entry.mount_point, entry) for entry in mounts.FstabFile(FSTAB).entries())
+    entries = dict((entry.mount_point, entry) for entry in fstab.FstabFile(FSTAB).entries())
     assert sorted(entries) == ['/', '/backup', '/dev/shm', '/media/cdrom0', '/mnt/Media Library',
                                '/u02', '/u03', '/u04', '/u06', 'none']
     assert entries['/'].source == 'UUID=0a3407de-014b-458b-b5c1-848e92a327a3'
@@ -90,7 +94,7 @@ def test_fstab_entries():
 
 
 def test_vfstab_entries():
-    entries = dict((entry.mount_point, entry) for entry in mounts.VfstabFile(VFSTAB).entries())
+    entries = dict((entry.mount_point, entry) for entry in fstab.VfstabFile(VFSTAB).entries())
     assert entries['/u02'].options == ['logging']
     assert entries['/u03'].options == []  # "-"
     assert entries['/u04'].fstype == 'vxfs'
@@ -99,7 +103,7 @@ def test_vfstab_entries():
 
 
 def test_mountinfo():
-    table = mounts.parse_mountinfo(MOUNTINFO)
+    table = parse_mountinfo(MOUNTINFO)
     assert table['/u03'].options == ['rw', 'relatime']
     assert table['/u03'].fstype == 'ext4'
     assert table['/u02'].options == ['rw', 'relatime', 'attr2', 'inode64', 'logbufs=8', 'logbsize=32k', 'noquota']
@@ -111,13 +115,13 @@ def test_mountinfo():
 def test_mountinfo_stacked_mount_wins_and_optional_fields():
     text = ('40 28 8:1 / /data rw,relatime shared:1 master:2 - ext4 /dev/sda1 rw\n'
             '41 40 7:0 / /data rw,noatime - ext4 /dev/loop0 rw\n')
-    table = mounts.parse_mountinfo(text)
+    table = parse_mountinfo(text)
     assert table['/data'].source == '/dev/loop0'
     assert table['/data'].options == ['rw', 'noatime']
 
 
 def test_mnttab_drops_the_kernel_dev_option():
-    table = mounts.parse_mnttab(MNTTAB)
+    table = parse_mnttab(MNTTAB)
     assert table['/u02'].options == ['rw', 'intr', 'largefiles', 'logging', 'xattr', 'onerror=panic']
     assert table['/u04'].fstype == 'vxfs'
     assert table['/devices'].options == []
@@ -125,13 +129,13 @@ def test_mnttab_drops_the_kernel_dev_option():
 
 @pytest.mark.parametrize('case', load_cases('edit_cases.yml'), ids=lambda case: case['id'])
 def test_edit_options(case):
-    assert mounts.edit_options(case['options'], case.get('present', []), case.get('absent', [])) == case['expected']
+    assert edit_options(case['options'], case.get('present', []), case.get('absent', [])) == case['expected']
 
 
 # ---------------------------------------------------------------------------- the file edits
 
 def test_forcedirectio_added_to_a_vfstab_line_touching_nothing_else():
-    table = mounts.VfstabFile(VFSTAB)
+    table = fstab.VfstabFile(VFSTAB)
     u03 = table.find('/u03')[0]
     after = table.render({u03.index: ['forcedirectio']})
     assert after == replace_line(VFSTAB, 11, '/dev/dsk/c1t1d0s0\t/dev/rdsk/c1t1d0s0\t/u03\tufs\t2\tyes\tforcedirectio\n')
@@ -142,14 +146,14 @@ def test_forcedirectio_added_to_a_vfstab_line_touching_nothing_else():
 
 
 def test_removing_the_last_vfstab_option_writes_a_dash():
-    table = mounts.VfstabFile(VFSTAB)
+    table = fstab.VfstabFile(VFSTAB)
     u02 = table.find('/u02')[0]
     assert table.render({u02.index: []}) == replace_line(
         VFSTAB, 10, '/dev/dsk/c1t0d0s0\t/dev/rdsk/c1t0d0s0\t/u02\tufs\t2\tyes\t-\n')
 
 
 def test_fstab_edit_keeps_odd_spacing_and_trailing_blanks():
-    table = mounts.FstabFile(FSTAB)
+    table = fstab.FstabFile(FSTAB)
     after = table.render({table.find('/u03')[0].index: ['rw', 'noatime', 'data=ordered'],
                           table.find('/backup')[0].index: ['bind', 'ro']})
     expected = replace_line(FSTAB, 16, '/dev/mapper/vg_db-lv_redo  /u03  ext4  rw,noatime,data=ordered  0  2   \n')
@@ -158,13 +162,13 @@ def test_fstab_edit_keeps_odd_spacing_and_trailing_blanks():
 
 
 def test_fstab_line_without_options_gets_them_with_its_own_separator():
-    table = mounts.FstabFile(FSTAB)
+    table = fstab.FstabFile(FSTAB)
     after = table.render({table.find('/u06')[0].index: ['noatime']})
     assert after == replace_line(FSTAB, 22, '/dev/sdd1 /u06 ext4 noatime\n')
 
 
 def test_fstab_escaped_mount_point_is_found_and_kept_escaped():
-    table = mounts.FstabFile(FSTAB)
+    table = fstab.FstabFile(FSTAB)
     entry = table.find('/mnt/Media Library')[0]
     after = table.render({entry.index: ['ro', 'hard', '_netdev', 'noatime']})
     assert after == replace_line(FSTAB, 20, 'nas01:/export/media /mnt/Media\\040Library nfs4 ro,hard,_netdev,noatime 0 0\n')
@@ -172,7 +176,7 @@ def test_fstab_escaped_mount_point_is_found_and_kept_escaped():
 
 def test_crlf_line_end_is_kept_on_the_edited_line():
     text = 'LABEL=DATA /u02 ext4 defaults 0 2\r\nproc /proc proc defaults 0 0\r\n'
-    table = mounts.FstabFile(text)
+    table = fstab.FstabFile(text)
     assert table.render({0: ['defaults', 'noatime']}) == \
         'LABEL=DATA /u02 ext4 defaults,noatime 0 2\r\nproc /proc proc defaults 0 0\r\n'
 
@@ -273,7 +277,7 @@ def sunos_tree_fixture(tmp_path):
 
 def run(tree, items, system='Linux', runner=None, **kwargs):
     kwargs.setdefault('live_root', tree)
-    plan = mounts.MountOptions(items, root=tree, system_name=system, runner=runner, **kwargs)
+    plan = MountOptions(items, root=tree, system_name=system, runner=runner, **kwargs)
     return plan, plan.run()
 
 
@@ -517,7 +521,7 @@ def test_bad_input_is_refused_before_anything(case, tmp_path):
         handle.write(text)
     shutil.copy(os.path.join(FIXTURES, 'mountinfo'), os.path.join(tree, 'proc', 'self', 'mountinfo'))
     fake = FakeMount(tree)
-    with pytest.raises(mounts.InputError) as caught:
+    with pytest.raises(InputError) as caught:
         run(tree, case['mounts'], system=case['system'], runner=fake)
     assert case['error'] in str(caught.value)
     assert fake.calls == []
@@ -526,16 +530,16 @@ def test_bad_input_is_refused_before_anything(case, tmp_path):
 
 
 def test_missing_file_is_refused(tmp_path):
-    with pytest.raises(mounts.InputError) as caught:
-        mounts.MountOptions([{'path': '/u02', 'present': ['noatime']}], root=str(tmp_path),
-                            system_name='Linux').run()
+    with pytest.raises(InputError) as caught:
+        MountOptions([{'path': '/u02', 'present': ['noatime']}], root=str(tmp_path),
+                     system_name='Linux').run()
     assert '/etc/fstab does not exist' in str(caught.value)
 
 
 def test_file_path_with_dotdot_is_refused(linux_tree):
-    with pytest.raises(mounts.InputError) as caught:
-        mounts.MountOptions([{'path': '/u02', 'present': ['noatime']}], root=linux_tree, file='/etc/../fstab',
-                            system_name='Linux').run()
+    with pytest.raises(InputError) as caught:
+        MountOptions([{'path': '/u02', 'present': ['noatime']}], root=linux_tree, file='/etc/../fstab',
+                     system_name='Linux').run()
     assert 'fstab:' in str(caught.value) and '".."' in str(caught.value)
 
 

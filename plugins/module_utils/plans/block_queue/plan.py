@@ -1,0 +1,451 @@
+# -*- coding: utf-8 -*-
+# Copyright: contributors to dbhost.tuning
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Internal to dbhost.tuning: plan and apply block-device queue attributes (Linux).
+
+Devices are selected by kernel name or glob, stable identifier (WWID/WWN, serial, model,
+vendor), mount point, and for device-mapper devices also their underlying devices
+(``slaves/``): plans/block_queue/entries.py and devices.py.  Values are checked against
+what each device accepts, written live where they differ, read back, and persisted as
+udev rules keyed by a stable identifier (formats/udev.py).
+
+The module file only parses options and calls BlockQueue(...).run().
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import fnmatch
+import os
+
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import sysfs
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import FileChange, PathError, read_text, rooted
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import FAILED, Setting, decide_status
+from ansible_collections.dbhost.tuning.plugins.module_utils.formats import udev
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.base import Plan
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.block_queue.devices import Tree
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.block_queue.entries import (
+    ALLOWED_VALUES, INTEGER, Entry, same_value)
+
+DEFAULT_FILE = '/etc/udev/rules.d/61-dbhost-tuning.rules'
+HEADER = ('# Managed by dbhost.tuning.block_queue: block queue attributes of selected devices.\n'
+          '# Rules are keyed by a stable identifier (device-mapper UUID, WWID, serial, loop backing file);\n'
+          '# KERNEL=="name" only where a device has none. Local edits to managed attributes are overwritten.')
+
+# Every rule we write starts with these matches: the disk itself (not its partitions),
+# when it appears and when it changes (a device-mapper table load, a loop attach).
+COMMON_TOKENS = (
+    udev.Token('ACTION', None, '==', 'add|change'),
+    udev.Token('SUBSYSTEM', None, '==', 'block'),
+    udev.Token('ENV', 'DEVTYPE', '==', 'disk'),
+)
+
+# Switching the scheduler resets nr_requests and replaces iosched/*: it goes first.
+FIRST = ('scheduler',)
+
+UNSUPPORTED_WHY = {
+    'sunos': 'SunOS has no per-device block queue attributes (no sysfs, no rq_affinity); queue depth and '
+             'throttles are driver settings (sd.conf, ssd_max_throttle in /etc/system)',
+    'freebsd': 'FreeBSD has no per-device block queue attributes like these (no sysfs, no rq_affinity); '
+               'CAM tunes queue depth per device with camcontrol tags',
+}
+
+
+class Selection(object):
+    """The desired state: the system, and on Linux the sysfs tree, the chosen disks
+    ({disk: {'attributes', 'sources', 'notes', 'entries'}}, see select()) and their udev
+    keys ({disk: (tokens, kind, warning, [disks sharing the key])})."""
+
+    def __init__(self, system, tree=None, chosen=None, keys=None):
+        self.system = system
+        self.tree = tree
+        self.chosen = chosen or {}
+        self.keys = keys or {}
+
+
+class BlockQueue(Plan):
+    """One run of the block_queue module: validate, select, plan, apply (unless check mode), report.
+
+    The hooks' shapes: desired is a Selection; live is {(disk, attribute): value} as read
+    before anything is written; persisted is {'file': host path, 'text': the rules file,
+    'values': {disk: {attribute: value}}}; apply() returns {'before' and 'after':
+    {(disk, attribute): value} around each write, 'refused' and 'written' (the value
+    replaced), 'change': the FileChange, 'reload': udev's note or None, 'backup_file'}.
+    On SunOS and FreeBSD nothing is read: every record is ``unsupported``.
+    """
+
+    def __init__(self, devices, apply=True, persist=True, file=None, root='/', allow_empty=False,
+                 reload=True, trigger=False, backup=False, check_mode=False, system_name=None,
+                 runner=None, bin_path=None, writer=None):
+        self.raw_devices = devices
+        self.apply_live = apply
+        self.persist = persist
+        self.file = file or DEFAULT_FILE
+        self.root = validate.check_root(root)
+        self.allow_empty = allow_empty
+        self.reload = reload
+        self.trigger = trigger
+        self.backup = backup
+        self.check_mode = check_mode
+        self.system_name = system_name or platforms.system()
+        self.runner = runner
+        self.bin_path = bin_path or (lambda name: None)
+        self.writer = writer or sysfs.write_value
+        self.entries = []
+        self.backup_file = None
+
+    # ---------------------------------------------------------------- validation
+    def validate(self):
+        if not isinstance(self.raw_devices, (list, tuple)) or not self.raw_devices:
+            raise InputError('devices must be a non-empty list of selectors with attributes')
+        if not self.apply_live and not self.persist:
+            raise InputError('apply and persist are both false: there is nothing to do')
+        validate.check_path(self.file, 'file')
+        try:
+            rooted(self.root, self.file)
+        except PathError as exc:
+            raise InputError('file: %s' % exc)
+        if os.path.dirname(self.file) not in udev.RULES_DIRS[:3] or not self.file.endswith('.rules'):
+            raise InputError('file %r is not read by udev: use a *.rules file in %s'
+                             % (self.file, ' or '.join(udev.RULES_DIRS[:3])))
+        self.entries = [Entry(index, raw, self.allow_empty) for index, raw in enumerate(self.raw_devices)]
+
+    def desired(self):
+        try:
+            system = platforms.pick({platforms.LINUX: 'linux', platforms.SUNOS: 'sunos',
+                                     platforms.FREEBSD: 'freebsd'}, self.system_name)
+        except platforms.UnsupportedPlatform as exc:
+            raise InputError(str(exc))
+        if system != 'linux':
+            return Selection(system)
+        tree = Tree(self.root)
+        chosen = self.select(tree)
+        self.check_values(tree, chosen)
+        return Selection(system, tree, chosen, self._udev_keys(tree, chosen))
+
+    # ---------------------------------------------------------------- selection
+    def select(self, tree):
+        """{disk: {'attributes': {...}, 'sources': {attr: entry}, 'notes': [...], 'entries': [...]}}."""
+        chosen = {}
+        for entry in self.entries:
+            found = self._select_entry(tree, entry)
+            if entry.rotational is not None:
+                found = [(disk, note) for disk, note in found
+                         if (tree.device(disk).rotational == '1') == entry.rotational]
+                if not found:
+                    continue  # the selection found devices, none of this kind
+            for disk, note in found:
+                plan = chosen.setdefault(disk, {'attributes': {}, 'sources': {}, 'notes': [], 'entries': []})
+                if entry.where not in plan['entries']:
+                    plan['entries'].append(entry.where)
+                if note and note not in plan['notes']:
+                    plan['notes'].append(note)
+                for name, value in entry.attributes.items():
+                    earlier = plan['sources'].get(name)
+                    if earlier and earlier != entry.where and plan['attributes'][name] != value:
+                        plan['notes'].append('%s overrides %s for %s' % (entry.where, earlier, name))
+                    plan['attributes'][name] = value
+                    plan['sources'][name] = entry.where
+        return chosen
+
+    @staticmethod
+    def _by_name(tree, entry, notes):
+        """The disks ``entry.names`` select (a glob skips devices without medium)."""
+        disks = []
+        for pattern in entry.names:
+            if any(c in pattern for c in '*?['):
+                # A glob skips devices without medium: unbound loop devices, empty drives.
+                matched = [n for n in tree.names if fnmatch.fnmatchcase(n, pattern) and tree.device(n).has_medium]
+            else:
+                disk, note = tree.disk_of(pattern)
+                if disk is None:
+                    raise InputError('%s.name: no block device %r in %s' % (entry.where, pattern, tree.sys_block))
+                matched = [disk]
+                if note:
+                    notes[disk] = 'selected as %s' % note
+            disks.extend(d for d in matched if d not in disks)
+        return disks
+
+    @staticmethod
+    def _by_mount(tree, entry, notes):
+        disks = []
+        for path in entry.mounts:
+            disk, note = tree.disk_of_mount(path)
+            notes.setdefault(disk, 'selected as %s' % note)
+            if disk not in disks:
+                disks.append(disk)
+        return disks
+
+    def _select_entry(self, tree, entry):
+        candidates = None
+        notes = {}
+        for values, select in ((entry.names, self._by_name), (entry.mounts, self._by_mount)):
+            if values:
+                disks = select(tree, entry, notes)
+                candidates = disks if candidates is None else [d for d in candidates if d in disks]
+        for values, getter, compare in (
+                (entry.wwns, lambda d: d.wwns(), lambda have, want: have == want),
+                (entry.serials, lambda d: d.serials(), fnmatch.fnmatchcase),
+                (entry.models, lambda d: [d.model] if d.model else [], fnmatch.fnmatchcase),
+                (entry.vendors, lambda d: [d.vendor] if d.vendor else [], fnmatch.fnmatchcase)):
+            if not values:
+                continue
+            pool = candidates if candidates is not None else tree.names
+            candidates = [d for d in pool if any(compare(have, want) for have in getter(tree.device(d)) for want in values)]
+        found = [(disk, notes.get(disk)) for disk in candidates]
+        if entry.slaves:
+            for disk, dummy in list(found):
+                for below, via in self._slaves(tree, disk, set()):
+                    if below not in [d for d, n in found]:
+                        found.append((below, 'selected as %s' % via))
+        if not found and not entry.allow_empty:
+            raise InputError('%s (%s) matches no block device in %s; set allow_empty to accept that'
+                             % (entry.where, entry.describe(), tree.sys_block))
+        return found
+
+    def _slaves(self, tree, disk, seen):
+        """Every device below ``disk`` (recursively), as (disk, how it was reached)."""
+        result = []
+        for slave in tree.device(disk).slaves:
+            below, note = tree.disk_of(slave)
+            if below is None or below in seen:
+                continue
+            seen.add(below)
+            result.append((below, 'a device under %s%s' % (disk, ' (%s)' % note if note else '')))
+            result.extend(self._slaves(tree, below, seen))
+        return result
+
+    # ---------------------------------------------------------------- values
+    def check_values(self, tree, chosen):
+        """Refuse, before any write, values that a device does not accept."""
+        page_kb = max(platforms.page_size() // 1024, 1)
+        for disk in sorted(chosen):
+            device = tree.device(disk)
+            for name, value in sorted(chosen[disk]['attributes'].items()):
+                where = '%s.attributes.%s on %s' % (chosen[disk]['sources'][name], name, disk)
+                self._check_value(device, name, value, where, page_kb)
+
+    @staticmethod
+    def _check_value(device, name, value, where, page_kb):
+        disk = device.name
+        path = device.attribute(name)
+        raw = sysfs.read_raw(path)
+        if raw is None:
+            raise InputError('%s: %s has no queue attribute %s' % (where, disk, name))
+        if not sysfs.is_writable(path):
+            raise InputError('%s: %s is read-only' % (where, path))
+        choices, selected = sysfs.parse_choice(raw)
+        if choices is not None:
+            if value not in choices:
+                raise InputError('%s: %r is not one of the choices %s offers: %s'
+                                 % (where, value, path, ', '.join(choices)))
+            return
+        if name == 'scheduler' and value != raw.strip():
+            raise InputError('%s: %s offers no other scheduler than %r' % (where, disk, raw.strip()))
+        if name in ALLOWED_VALUES:
+            return
+        if INTEGER.match(raw.strip()) and not INTEGER.match(value):
+            raise InputError('%s: %r is not an integer, and %s holds one' % (where, value, path))
+        if name == 'read_ahead_kb' and int(value) % page_kb:
+            raise InputError('%s: %s is not a multiple of the page size (%d KiB); the kernel would round it'
+                             % (where, value, page_kb))
+        if name == 'max_sectors_kb':
+            highest = sysfs.read_value(device.attribute('max_hw_sectors_kb'))
+            if int(value) < page_kb or (highest and INTEGER.match(highest) and int(value) > int(highest)):
+                raise InputError('%s: %s is outside what %s accepts (%d to %s)'
+                                 % (where, value, disk, page_kb, highest))
+
+    @staticmethod
+    def _order(attributes):
+        return sorted(attributes, key=lambda name: (name not in FIRST, name.startswith('iosched/'), name))
+
+    def _udev_keys(self, tree, chosen):
+        """{disk: (tokens, kind, warning, [disks sharing the key])}; a shared key needs equal values."""
+        keys, by_key = {}, {}
+        for disk in sorted(chosen):
+            tokens, kind, warning = tree.device(disk).udev_key(self.file)
+            signature = tuple(token.render() for token in tokens)
+            by_key.setdefault(signature, []).append(disk)
+            keys[disk] = [tokens, kind, warning, []]
+        for signature, disks in by_key.items():
+            if len(disks) < 2:
+                continue
+            first = chosen[disks[0]]['attributes']
+            for other in disks[1:]:
+                if chosen[other]['attributes'] != first:
+                    raise InputError('%s and %s share the udev key %s (multipath paths of one LUN?) but are given '
+                                     'different attributes: %r and %r' % (disks[0], other, ', '.join(signature),
+                                                                          first, chosen[other]['attributes']))
+            for disk in disks:
+                keys[disk][3] = list(disks)
+        for disk in keys:
+            keys[disk] = tuple(keys[disk])
+        return keys
+
+    # ---------------------------------------------------------------- live and persisted state
+    def read_live(self, desired):
+        live = {}
+        for disk in sorted(desired.chosen):
+            device = desired.tree.device(disk)
+            for name in self._order(desired.chosen[disk]['attributes']):
+                live[(disk, name)] = sysfs.read_value(device.attribute(name))
+        return live
+
+    def read_persisted(self, desired):
+        if desired.system != 'linux':
+            return {}
+        local_file = rooted(self.root, self.file)
+        text = read_text(local_file)
+        lines = udev.parse(text)
+        values = dict((disk, udev.values_for(lines, desired.keys[disk][0], COMMON_TOKENS)) for disk in desired.chosen)
+        return {'file': local_file, 'text': text, 'values': values}
+
+    # ---------------------------------------------------------------- apply
+    def apply(self, desired, live, persisted, module):
+        if desired.system != 'linux':
+            return None
+        done = {'before': dict(live), 'after': dict(live), 'refused': {}, 'written': {}, 'reload': None,
+                'backup_file': None}
+        if self.apply_live and not self.check_mode:
+            self._write_live(desired, done)
+        after_text = self._rules_after(desired, persisted, done['refused'])
+        change = done['change'] = FileChange(persisted['file'], persisted['text'], after_text, shown_path=self.file)
+        if not self.check_mode:
+            change.tidy()
+        if change.needed and not self.check_mode:
+            done['backup_file'] = self.backup_file = change.apply(module, backup_file=self.backup, mode=0o644)
+            done['reload'] = self._reload(sorted(desired.chosen))
+        return done
+
+    def _write_live(self, desired, done):
+        """Write every value that differs, in order, and read each back."""
+        for disk in sorted(desired.chosen):
+            device = desired.tree.device(disk)
+            for name in self._order(desired.chosen[disk]['attributes']):
+                want = desired.chosen[disk]['attributes'][name]
+                path = device.attribute(name)
+                # Read again right before writing: a scheduler switch changes nr_requests.
+                current = done['before'][(disk, name)] = sysfs.read_value(path)
+                if not same_value(current, want):
+                    done['written'][(disk, name)] = current
+                    try:
+                        self.writer(path, want)
+                    except sysfs.SysfsError as exc:
+                        done['refused'][(disk, name)] = str(exc)
+                done['after'][(disk, name)] = sysfs.read_value(path)
+
+    def _rules_after(self, desired, persisted, refused):
+        """The rules file's text with every value the kernel did not refuse."""
+        before_text = persisted['text']
+        lines = udev.parse(before_text)
+        if self.persist:
+            persist_values = {}
+            for disk in sorted(desired.chosen):
+                wanted = dict((name, value) for name, value in desired.chosen[disk]['attributes'].items()
+                              if (disk, name) not in refused)
+                shared = desired.keys[disk][3]
+                if wanted:
+                    persist_values.setdefault(disk if not shared else shared[0], (disk, wanted))
+            for target in sorted(persist_values):
+                disk, wanted = persist_values[target]
+                lines = udev.set_values(lines, desired.keys[disk][0], COMMON_TOKENS, wanted, first=FIRST)
+        if not any(line.dirty for line in lines):
+            return before_text
+        after_text = udev.render(lines)
+        if not (before_text or '').strip():
+            after_text = HEADER + '\n' + after_text
+        return after_text
+
+    def _reload(self, disks):
+        """Tell udev to read the rules again; never fails the task (udevd may not run here)."""
+        if self.root != '/':
+            return {'reloaded': False, 'detail': 'root is %s: udev not reloaded' % self.root}
+        if not self.reload:
+            return {'reloaded': False, 'detail': 'reload: false: udev reads the rules at its next start'}
+        udevadm = self.bin_path('udevadm')
+        if not udevadm or self.runner is None:
+            return {'reloaded': False, 'detail': 'udevadm not found: the rules apply from the next boot or udevd start'}
+        rc, out, err = self.runner([udevadm, 'control', '--reload'])
+        if rc != 0:
+            return {'reloaded': False, 'detail': 'udevadm control --reload failed (%s): is systemd-udevd running here? '
+                    'the rules apply from the next boot or udevd start' % ((err or out).strip() or 'rc %d' % rc)}
+        note = {'reloaded': True, 'detail': 'udev rules reloaded'}
+        if self.trigger:
+            argv = [udevadm, 'trigger', '--action=change', '--subsystem-match=block']
+            for disk in disks:
+                argv.append('--sysname-match=%s' % disk)
+            rc, out, err = self.runner(argv)
+            note['triggered'] = rc == 0
+            note['detail'] += '; %s' % ('change event sent to %s' % ', '.join(disks) if rc == 0 else
+                                        'udevadm trigger failed: %s' % ((err or out).strip() or 'rc %d' % rc))
+        return note
+
+    # ---------------------------------------------------------------- render
+    def render(self, result, desired, live, persisted, done):
+        if desired.system != 'linux':
+            self._render_unsupported(result, desired.system)
+            return
+        change = done['change']
+        if change.needed:
+            result.add_diff(self.file, change.before, change.after)
+        after_values = dict((disk, udev.values_for(udev.parse(change.after), desired.keys[disk][0], COMMON_TOKENS))
+                            for disk in desired.chosen)
+        for disk in sorted(desired.chosen):
+            for name in self._order(desired.chosen[disk]['attributes']):
+                result.add(self._record(disk, name, desired, done, persisted['values'][disk], after_values[disk]))
+        result.extra['devices'] = [
+            desired.tree.device(disk).as_dict(desired.chosen[disk]['entries'], desired.keys[disk][0],
+                                              desired.keys[disk][1]) for disk in sorted(desired.chosen)]
+        if done['reload']:
+            result.extra['udev'] = done['reload']
+        if done['backup_file']:
+            result.extra['backup_file'] = done['backup_file']
+
+    def _key_notes(self, disk, key):
+        tokens, kind, warning, shared = key
+        details = ['keyed by %s' % ', '.join(token.render() for token in tokens)]
+        if warning:
+            details.append('warning: %s' % warning)
+        others = [d for d in shared if d != disk]
+        if others:
+            details.append('the same rule applies to %s' % ', '.join(others))
+        return details
+
+    def _record(self, disk, name, desired, done, persisted_before, persisted_after):
+        plan = desired.chosen[disk]
+        want = plan['attributes'][name]
+        record_name = '%s/queue/%s' % (disk, name)
+        target = self.file if self.persist else '/sys/block/%s/queue/%s' % (disk, name)
+        before, after = done['before'][(disk, name)], done['after'][(disk, name)]
+        live_now = before if self.check_mode else after
+        persisted_now = (persisted_before if self.check_mode else persisted_after).get(name)
+        details = list(plan['notes'])
+        if self.persist:
+            details.extend(self._key_notes(disk, desired.keys[disk]))
+        if (disk, name) in done['refused']:
+            details.append('the kernel refused %r: %s; not persisted' % (want, done['refused'][(disk, name)]))
+            return Setting(record_name, target, want, live_now, persisted_now, FAILED, '; '.join(details))
+        live_ok = same_value(before, want) if self.apply_live else None
+        if self.apply_live and not self.check_mode and (disk, name) in done['written']:
+            if not same_value(after, want):
+                details.append('wrote %r but %s reads back %r' % (want, disk, after))
+                return Setting(record_name, target, want, live_now, persisted_now, FAILED, '; '.join(details))
+            details.append('was %r' % done['written'][(disk, name)])
+        persisted_ok = same_value(persisted_before.get(name), want) if self.persist else None
+        if self.persist and not persisted_ok:
+            details.append('%s %s' % ('would write' if self.check_mode else 'wrote', self.file))
+            if done['change'].needed and done['reload']:
+                details.append(done['reload']['detail'])
+        status = decide_status(live_ok, persisted_ok, self.check_mode)
+        return Setting(record_name, target, want, live_now, persisted_now, status, '; '.join(details))
+
+    def _render_unsupported(self, result, system):
+        why = UNSUPPORTED_WHY[system]
+        for entry in self.entries:
+            for name in self._order(entry.attributes):
+                result.add(Setting('%s/queue/%s' % (entry.describe(), name), None, entry.attributes[name],
+                                   None, None, decide_status(None, None, self.check_mode, unsupported=True), why))

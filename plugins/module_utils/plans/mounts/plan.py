@@ -1,0 +1,394 @@
+# -*- coding: utf-8 -*-
+# Copyright: contributors to dbhost.tuning
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Internal to dbhost.tuning: mount options, persisted (fstab, vfstab) and live, with remount.
+
+The file formats are in formats/fstab.py, the option rules in plans/mounts/options.py,
+what differs per platform in plans/mounts/platform.py.  Only the options field of the one
+matching line is ever re-rendered; every other byte of the file is kept.
+
+Pure Python: unit-tested without an Ansible runtime.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import FileChange, PathError, read_text, rooted
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import (
+    CHANGED, FAILED, OK, PENDING_REBOOT, Setting, decide_status)
+from ansible_collections.dbhost.tuning.plugins.module_utils.formats.fstab import normalize_path
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.base import Plan
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.mounts.options import (
+    conflicts, conflicts_of, edit_options, matches_absent, option_key, validate_option)
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.mounts.platform import PLATFORMS, SunOS
+
+
+class MountRequest(object):
+    """One item of ``mounts`` as asked: a mount point, the options to ensure and to remove."""
+
+    def __init__(self, path, present, absent):
+        self.path = path
+        self.present = present
+        self.absent = absent
+
+
+class Persisted(object):
+    """The fstab (vfstab) as read: the host path, its text, the parsed table and
+    {mount point: Entry} of the asked mount points."""
+
+    def __init__(self, local_file, text, table, entries):
+        self.local_file = local_file
+        self.text = text
+        self.table = table
+        self.entries = entries
+
+
+class Mount(object):
+    """What apply() did for one request: the line, its new options, the live mount before
+    and after, and the remount (its argv, why it failed or was skipped)."""
+
+    def __init__(self, request, entry, live_before):
+        self.path = request.path
+        self.present = request.present
+        self.absent = request.absent
+        self.entry = entry
+        self.new_options = edit_options(entry.options, request.present, request.absent)
+        self.live_before = live_before
+        self.live_after = None
+        self.remount_argv = None
+        self.remount_error = None
+        self.remount_skipped = None
+
+
+class MountOptions(Plan):
+    """One run of the mount_options module: validate, plan, write, remount, report.
+
+    ``mounts``: a list of {path, present, absent}.  ``live_root``: where /proc (Linux) or
+    /etc/mnttab (SunOS) are read from; None when the live state is not managed (a ``root``
+    other than ``/``: remounting would act on the running host, not on the image).
+    ``runner(argv)`` returns (rc, stdout, stderr).
+
+    The hooks' shapes: desired is a list of MountRequest; live is {mount point: LiveMount}
+    from the mount table, or None when it is not read; persisted is a Persisted; apply()
+    returns {'mounts': [Mount], 'text': the file's text after, 'backup_file': path or None}.
+    """
+
+    def failed_text(self, failed):
+        # One line per mount point and option, whichever record it came from.
+        lines = set('%s on %s (%s)' % (s.name, s.target, s.detail) for s in failed)
+        return 'remount refused: %s' % ', '.join(sorted(lines))
+
+    def __init__(self, mounts, remount=True, file=None, root='/', backup=False, check_mode=False,
+                 system_name=None, runner=None, live_root='/', mount_command='mount'):
+        try:
+            self.platform = platforms.pick(PLATFORMS, system_name)()
+        except platforms.UnsupportedPlatform as exc:
+            raise InputError(str(exc))
+        self.raw_mounts = mounts
+        self.remount = remount
+        self.file = file or self.platform.default_file
+        self.root = validate.check_root(root)
+        self.backup = backup
+        self.check_mode = check_mode
+        self.runner = runner
+        self.live_root = live_root
+        self.mount_command = mount_command
+        self.backup_file = None
+
+    # ---------------------------------------------------------------- validation
+    def _option_list(self, value, what):
+        if value is None:
+            return []
+        if isinstance(value, str):
+            raise InputError('%s must be a list of options, not the string %r' % (what, value))
+        if not isinstance(value, (list, tuple)):
+            raise InputError('%s must be a list of options' % (what,))
+        vfstab = isinstance(self.platform, SunOS)
+        tokens = []
+        for token in value:
+            validate_option(token, what, vfstab)
+            if token not in tokens:
+                tokens.append(token)
+        return tokens
+
+    def _local_file(self):
+        try:
+            return rooted(self.root, self.file)
+        except PathError as exc:
+            raise InputError('fstab: %s' % exc)
+
+    def validate(self):
+        if not isinstance(self.raw_mounts, (list, tuple)) or not self.raw_mounts:
+            raise InputError('give a mount point in path (with present/absent), or a non-empty list in mounts')
+        validate.check_path(self.file, 'fstab')
+        self._local_file()
+        self.desired()  # every item checked (shape, path, options) before the host is read
+
+    def desired(self):
+        requests, seen = [], set()
+        for number, item in enumerate(self.raw_mounts):
+            request = self._request(number, item)
+            if request.path in seen:
+                raise InputError('mount point %s is given twice' % request.path)
+            seen.add(request.path)
+            requests.append(request)
+        return requests
+
+    def _request(self, number, item):
+        """The MountRequest of mounts[number], or an InputError naming what is wrong with it."""
+        if not isinstance(item, dict):
+            raise InputError('mounts[%d] must be a dict with path, present and absent' % number)
+        unknown = set(item) - set(['path', 'present', 'absent'])
+        if unknown:
+            raise InputError('mounts[%d]: unknown key(s) %s' % (number, ', '.join(sorted(unknown))))
+        path = item.get('path')
+        if not isinstance(path, str) or not path:
+            raise InputError('mounts[%d]: path is required' % number)
+        # A mount point may hold an ASCII space (fstab writes it \\040), no other space.
+        validate.check_path(path, 'mounts[%d].path' % number)
+        what = 'mount point %s' % path
+        try:
+            rooted('/', path)
+        except PathError as exc:
+            raise InputError('%s: %s' % (what, exc))
+        path = normalize_path(path)
+        present = self._option_list(item.get('present'), '%s: present' % what)
+        absent = self._option_list(item.get('absent'), '%s: absent' % what)
+        if not present and not absent:
+            raise InputError('%s: nothing asked (present and absent are both empty)' % what)
+        for index, want in enumerate(present):
+            for other in present[index + 1:]:
+                if conflicts(want, other):
+                    raise InputError('%s: present asks for %r and %r, which contradict each other'
+                                     % (what, want, other))
+            for unwanted in absent:
+                if matches_absent(unwanted, want) or matches_absent(want, unwanted):
+                    raise InputError('%s: %r is both present and absent' % (what, want))
+        return MountRequest(path, present, absent)
+
+    # ---------------------------------------------------------------- persisted and live state
+    def read_persisted(self, desired):
+        local_file = self._local_file()
+        text = read_text(local_file)
+        if text is None:
+            raise InputError('fstab: %s does not exist%s' % (
+                self.file, '' if self.root == '/' else ' under root %s' % self.root))
+        table = self.platform.parse_file(text)
+        entries = {}
+        for request in desired:
+            found = table.find(request.path)
+            if not found:
+                raise InputError('mount point %s is not in %s' % (request.path, self.file))
+            if len(found) > 1:
+                raise InputError('mount point %s is on several lines of %s (%s); leave one'
+                                 % (request.path, self.file, ', '.join(str(entry.lineno) for entry in found)))
+            if found[0].fstype == 'swap':
+                raise InputError('mount point %s: line %d of %s is swap, not a mounted file system'
+                                 % (request.path, found[0].lineno, self.file))
+            entries[request.path] = found[0]
+        return Persisted(local_file, text, table, entries)
+
+    def read_live(self, desired=None):
+        if self.live_root is None:
+            return None
+        text = read_text(os.path.join(self.live_root, self.platform.live_file.lstrip('/')))
+        if text is None:
+            return None
+        return self.platform.parse_live(text)
+
+    def live_state(self, token, live_tokens):
+        """True/False when the live table says whether ``token`` is in effect; None when
+        the table cannot show it."""
+        if live_tokens is None or self.platform.is_userspace(token):
+            return None
+        if token in live_tokens:
+            return True
+        if '=' in token:
+            return False
+        if token in self.platform.hidden_defaults:
+            against = self.platform.live_conflicts.get(token, conflicts_of(token))
+            return not any(other in live_tokens for other in against)
+        return False
+
+    def live_ok(self, token, wanted, live_tokens):
+        if wanted:
+            return self.live_state(token, live_tokens)
+        if live_tokens is None or self.platform.is_userspace(token):
+            return None
+        if token in self.platform.shown_defaults:
+            return None
+        return not any(matches_absent(token, have) for have in live_tokens)
+
+    def fixed_until_mount(self, mount, token):
+        fstype = mount.live_before.fstype if mount.live_before else mount.entry.fstype
+        return option_key(token) in self.platform.fixed_until_mount.get(fstype, ())
+
+    # ---------------------------------------------------------------- apply
+    def apply(self, desired, live, persisted, module):
+        mounts = [Mount(request, persisted.entries[request.path], live.get(request.path) if live is not None else None)
+                  for request in desired]
+        changes = dict((mount.entry.index, mount.new_options) for mount in mounts
+                       if mount.new_options != mount.entry.options)
+        text_after = persisted.table.render(changes) if changes else persisted.text
+
+        # Persist first: on Linux, mount(8) merges the fstab line's options into the remount.
+        written, backup_file = False, None
+        if not self.check_mode and text_after != persisted.text:
+            backup_file = self.backup_file = FileChange(persisted.local_file, persisted.text, text_after, self.file).apply(
+                module, backup_file=self.backup)
+            written = True
+
+        for mount in mounts:
+            self._plan_remount(mount)
+            if self.check_mode or not mount.remount_argv:
+                continue
+            rc, out, err = self.runner(mount.remount_argv)
+            if rc != 0:
+                mount.remount_error = (err or out or 'exit status %d' % rc).strip()
+
+        failed = set(mount.entry.index for mount in mounts if mount.remount_error)
+        if failed and written:
+            # What the system refused on remount would fail at the next mount too: take it back.
+            kept = dict((index, options) for index, options in changes.items() if index not in failed)
+            text_after = persisted.table.render(kept) if kept else persisted.text
+            FileChange(persisted.local_file, read_text(persisted.local_file), text_after, self.file).apply(module)
+        live_after = None
+        if not self.check_mode and any(mount.remount_argv for mount in mounts):
+            live_after = self.read_live() or {}
+        for mount in mounts:
+            mount.live_after = live_after.get(mount.path) if live_after is not None else mount.live_before
+        return {'mounts': mounts, 'text': text_after, 'backup_file': backup_file}
+
+    def _plan_remount(self, mount):
+        """Which options a remount must name, or why no remount happens."""
+        live = mount.live_before
+        if live is None:
+            return
+        tokens = []
+        for token in mount.present:
+            if self.live_ok(token, True, live.options) is False and not self.fixed_until_mount(mount, token):
+                tokens.append(token)
+        for token in mount.absent:
+            if self.live_ok(token, False, live.options) is False and not self.fixed_until_mount(mount, token):
+                if isinstance(self.platform, SunOS):
+                    tokens.append(token)
+                elif token in self.platform.revert:
+                    tokens.append(self.platform.revert[token])
+        if not tokens:
+            return
+        if not self.remount:
+            mount.remount_skipped = 'remount=false'
+            return
+        tokens = [token for token in tokens if not self.platform.is_userspace(token)]
+        mount.remount_argv = self.platform.remount_argv(self.mount_command, mount.entry, mount.new_options, tokens)
+
+    # ---------------------------------------------------------------- render
+    def render(self, result, desired, live, persisted, done):
+        result.add_diff(self.file, persisted.text, done['text'])
+        for mount in done['mounts']:
+            for token in mount.present:
+                result.add(self._record(mount, token, True))
+            for token in mount.absent:
+                result.add(self._record(mount, token, False))
+        result.extra['mounts'] = [self._summary(mount) for mount in done['mounts']]
+        if done['backup_file'] and done['text'] != persisted.text:
+            result.extra['backup_file'] = done['backup_file']
+
+    def _group_tokens(self, token, tokens, live=False):
+        if tokens is None:
+            return None
+        related = [have for have in tokens if have == token or conflicts(token, have)
+                   or matches_absent(token, have)]
+        if not related and live:
+            # The mount table leaves defaults out (noforcedirectio, exec...): name the one in effect.
+            related = [default for default in sorted(conflicts_of(token) | set([token]))
+                       if default in self.platform.hidden_defaults and '=' not in default][:1]
+        return ','.join(related) if related else None
+
+    def _notes(self, mount, token, wanted):
+        """What the record says before any change: why the live side is not compared."""
+        if self.live_root is None:
+            return ['live state not read (root is not /)']
+        if mount.live_before is None:
+            return ['%s is not mounted: only %s is managed' % (mount.path, self.file)]
+        if self.platform.is_userspace(token):
+            return ['read by mount(8) only; the mount table does not show it']
+        if not wanted and token in self.platform.shown_defaults:
+            return ['a default the mount table shows anyway']
+        return []
+
+    def _live_detail(self, mount, token, wanted, live_shown):
+        """(status needed, detail) for an option not in effect live before the run."""
+        if self.fixed_until_mount(mount, token):
+            return PENDING_REBOOT, '%s cannot change %s on remount: it takes effect at the next mount' % (
+                mount.live_before.fstype, option_key(token))
+        if mount.remount_skipped:
+            return PENDING_REBOOT, 'remount is false: it takes effect at the next mount'
+        if self.check_mode:
+            if not mount.remount_argv:
+                return PENDING_REBOOT, 'no option undoes it on remount: it goes at the next mount'
+            return None, 'would remount with %s' % ' '.join(mount.remount_argv)
+        if self.live_ok(token, wanted, mount.live_after.options if mount.live_after else None) is not True:
+            if mount.remount_argv:
+                return PENDING_REBOOT, ('remounted (%s) but the mount table still shows %s: it takes effect at '
+                                        'the next mount' % (' '.join(mount.remount_argv), live_shown or 'no such option'))
+            return PENDING_REBOOT, 'no option undoes it on remount: it goes at the next mount'
+        return None, 'remounted: %s' % ' '.join(mount.remount_argv)
+
+    def _record(self, mount, token, wanted):
+        name = option_key(token) if wanted else token
+        desired = token if wanted else None
+        entry_options = mount.entry.options
+        if wanted:
+            persisted_ok = token in entry_options and not any(conflicts(token, have) for have in entry_options)
+        else:
+            persisted_ok = not any(matches_absent(token, have) for have in entry_options)
+        live_before = mount.live_before
+        live_after = mount.live_after if not self.check_mode else live_before
+        live_ok = self.live_ok(token, wanted, live_before.options) if live_before else None
+        live_shown = self._group_tokens(token, live_after.options, live=True) if live_after else None
+        persisted_shown = self._group_tokens(token, entry_options if self.check_mode or mount.remount_error
+                                             else mount.new_options)
+
+        details = self._notes(mount, token, wanted)
+        if mount.remount_error and (live_ok is False or not persisted_ok):
+            details.append('remount refused (%s): %s; %s left as it was'
+                           % (' '.join(mount.remount_argv), mount.remount_error, self.file))
+            return Setting(name, mount.path, desired, live_shown, persisted_shown, FAILED, '; '.join(details))
+        needs = None
+        if live_ok is False:
+            needs, detail = self._live_detail(mount, token, wanted, live_shown)
+            details.append(detail)
+        if not persisted_ok:
+            details.insert(0, '%s %s line %d' % ('would edit' if self.check_mode else 'edited', self.file,
+                                                 mount.entry.lineno))
+        status = decide_status(live_ok, persisted_ok, self.check_mode, live_needs=needs)
+        if status == OK and not details:
+            details.append('in effect and in %s' % self.file)
+        if status == CHANGED and not details:
+            details.append('changed')
+        return Setting(name, mount.path, desired, live_shown, persisted_shown, status, '; '.join(details))
+
+    def _summary(self, mount):
+        live_before = mount.live_before
+        live_after = mount.live_after if not self.check_mode else live_before
+        persisted = mount.entry.options if (self.check_mode or mount.remount_error) else mount.new_options
+        return {
+            'path': mount.path,
+            'fstype': mount.entry.fstype,
+            'file': self.file,
+            'line': mount.entry.lineno,
+            'persisted_before': ','.join(mount.entry.options),
+            'persisted': ','.join(persisted),
+            'mounted': live_before is not None if self.live_root is not None else None,
+            'live_before': ','.join(live_before.options) if live_before else None,
+            'live': ','.join(live_after.options) if live_after else None,
+            'remount_command': mount.remount_argv if (mount.remount_argv and not self.check_mode) else None,
+            'remount_error': mount.remount_error,
+        }

@@ -27,14 +27,6 @@ SHM_KEYS = ('kernel.shmmax', 'kernel.shmall', 'kernel.shmmni', 'kernel.sem', 'vm
 QUEUE_SKIP = frozenset(['iosched', 'iostats_passthrough'])
 
 
-def _read(path):
-    try:
-        with open(path) as handle:
-            return handle.read().strip()
-    except (IOError, OSError):
-        return None
-
-
 def _listdir(path):
     try:
         return sorted(os.listdir(path))
@@ -70,10 +62,10 @@ def linux_hugepages(root):
         folder = os.path.join(base, name)
         pools[str(size)] = {
             'size_bytes': size,
-            'total': _int(_read(os.path.join(folder, 'nr_hugepages'))),
-            'free': _int(_read(os.path.join(folder, 'free_hugepages'))),
-            'surplus': _int(_read(os.path.join(folder, 'surplus_hugepages'))),
-            'reserved': _int(_read(os.path.join(folder, 'resv_hugepages'))),
+            'total': _int(sysfs.read_text(os.path.join(folder, 'nr_hugepages'))),
+            'free': _int(sysfs.read_text(os.path.join(folder, 'free_hugepages'))),
+            'surplus': _int(sysfs.read_text(os.path.join(folder, 'surplus_hugepages'))),
+            'reserved': _int(sysfs.read_text(os.path.join(folder, 'resv_hugepages'))),
             'nodes': {},
         }
     node_base = os.path.join(root, 'sys', 'devices', 'system', 'node')
@@ -82,7 +74,7 @@ def linux_hugepages(root):
         if not match:
             continue
         for size_key, pool in pools.items():
-            count = _read(os.path.join(node_base, node, 'hugepages',
+            count = sysfs.read_text(os.path.join(node_base, node, 'hugepages',
                                        'hugepages-%dkB' % (pool['size_bytes'] // 1024), 'nr_hugepages'))
             if count is not None:
                 pool['nodes'][match.group(1)] = int(count)
@@ -111,7 +103,7 @@ def linux_thp(root):
 def linux_shm(root):
     values = {}
     for key in SHM_KEYS:
-        text = _read(os.path.join(root, 'proc', 'sys', key.replace('.', '/')))
+        text = sysfs.read_text(os.path.join(root, 'proc', 'sys', key.replace('.', '/')))
         if text is not None:
             values[key] = ' '.join(text.split())
     return values
@@ -127,7 +119,7 @@ def _block_identifiers(folder):
             ('dm_name', ('dm/name',)),
             ('dm_uuid', ('dm/uuid',))):
         for candidate in candidates:
-            value = _read(os.path.join(folder, candidate))
+            value = sysfs.read_text(os.path.join(folder, candidate))
             if value:
                 ids[field] = value
                 break
@@ -149,9 +141,9 @@ def linux_block_devices(root):
             if value is not None:
                 queue[attribute] = value
         device = {
-            'dev': _read(os.path.join(folder, 'dev')),
-            'size_sectors': _int(_read(os.path.join(folder, 'size'))),
-            'removable': _read(os.path.join(folder, 'removable')) == '1',
+            'dev': sysfs.read_text(os.path.join(folder, 'dev')),
+            'size_sectors': _int(sysfs.read_text(os.path.join(folder, 'size'))),
+            'removable': sysfs.read_text(os.path.join(folder, 'removable')) == '1',
             'partitions': [p for p in _listdir(folder) if os.path.exists(os.path.join(folder, p, 'partition'))],
             'slaves': _listdir(os.path.join(folder, 'slaves')),
             'holders': _listdir(os.path.join(folder, 'holders')),
@@ -175,7 +167,7 @@ def parse_mountinfo(text):
 
 
 def linux_mounts(root):
-    return parse_mountinfo(_read(os.path.join(root, 'proc', 'self', 'mountinfo')))
+    return parse_mountinfo(sysfs.read_text(os.path.join(root, 'proc', 'self', 'mountinfo')))
 
 
 def linux_cpusets(root):
@@ -185,16 +177,16 @@ def linux_cpusets(root):
         sets['hierarchy'] = 'v1'
         for name in [''] + [d for d in _listdir(v1) if os.path.isdir(os.path.join(v1, d))]:
             folder = os.path.join(v1, name)
-            sets['/' + name] = {'cpus': _read(os.path.join(folder, 'cpuset.cpus')),
-                                'mems': _read(os.path.join(folder, 'cpuset.mems'))}
+            sets['/' + name] = {'cpus': sysfs.read_text(os.path.join(folder, 'cpuset.cpus')),
+                                'mems': sysfs.read_text(os.path.join(folder, 'cpuset.mems'))}
         return sets
     v2 = os.path.join(root, 'sys', 'fs', 'cgroup')
     if os.path.isfile(os.path.join(v2, 'cgroup.controllers')):
         sets['hierarchy'] = 'v2'
-        controllers = (_read(os.path.join(v2, 'cgroup.controllers')) or '').split()
+        controllers = (sysfs.read_text(os.path.join(v2, 'cgroup.controllers')) or '').split()
         sets['cpuset_controller'] = 'cpuset' in controllers
-        sets['/'] = {'cpus': _read(os.path.join(v2, 'cpuset.cpus.effective')),
-                     'mems': _read(os.path.join(v2, 'cpuset.mems.effective'))}
+        sets['/'] = {'cpus': sysfs.read_text(os.path.join(v2, 'cpuset.cpus.effective')),
+                     'mems': sysfs.read_text(os.path.join(v2, 'cpuset.mems.effective'))}
     return sets
 
 
@@ -253,7 +245,7 @@ def sunos_facts(root, runner, subsets):
     if 'cpusets' in subsets:
         rc, out, dummy = runner(['/usr/sbin/psrset', '-i'])
         facts['processor_sets'] = parse_psrset(out) if rc == 0 else {}
-    facts['projects'] = parse_project(_read(os.path.join(root, 'etc', 'project')))
+    facts['projects'] = parse_project(sysfs.read_text(os.path.join(root, 'etc', 'project')))
     return facts
 
 

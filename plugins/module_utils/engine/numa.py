@@ -13,6 +13,7 @@ __metaclass__ = type
 import os
 import re
 
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import sysfs
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import InputError
 
 _RANGE = re.compile(r'^([0-9]+)(?:-([0-9]+)(?::([0-9]+))?)?\Z')
@@ -70,14 +71,6 @@ def render_cpu_list(cpus):
     return ','.join(parts)
 
 
-def _read(path):
-    try:
-        with open(path) as handle:
-            return handle.read().strip()
-    except (IOError, OSError):
-        return None
-
-
 def cpu_list_from_file(text, path):
     """parse_cpu_list() of a kernel file's text; KernelFileError naming ``path`` when malformed."""
     try:
@@ -87,7 +80,7 @@ def cpu_list_from_file(text, path):
 
 
 def _read_cpu_list(path):
-    return cpu_list_from_file(_read(path), path)
+    return cpu_list_from_file(sysfs.read_text(path), path)
 
 
 def read_topology(root='/'):
@@ -110,12 +103,12 @@ def read_topology(root='/'):
             continue
         folder = os.path.join(node_base, name)
         memory = None
-        meminfo = _read(os.path.join(folder, 'meminfo')) or ''
+        meminfo = sysfs.read_text(os.path.join(folder, 'meminfo')) or ''
         found = re.search(r'MemTotal:\s+([0-9]+)\s+kB', meminfo)
         if found:
             memory = int(found.group(1)) * 1024
         distance_file = os.path.join(folder, 'distance')
-        distance_words = (_read(distance_file) or '').split()
+        distance_words = (sysfs.read_text(distance_file) or '').split()
         if not all(re.match(r'[0-9]+\Z', word) for word in distance_words):
             raise KernelFileError('%s is not a list of NUMA distances: %r' % (distance_file, ' '.join(distance_words)))
         distances = [int(d) for d in distance_words]

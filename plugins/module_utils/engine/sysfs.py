@@ -1,7 +1,13 @@
 # -*- coding: utf-8 -*-
 # Copyright: contributors to dbhost.tuning
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Internal to dbhost.tuning: sysfs attributes, including the bracketed choice format.
+"""Internal to dbhost.tuning: the kernel's pseudo-files (/proc/sys, sysfs), read and written in place,
+including the bracketed choice format.
+
+Every read or write of a kernel pseudo-file goes through here: read_text() (the stripped
+text, None when it cannot be read), read_raw() and read_value() (an attribute's text and
+its effective value), write_text() (one write, the kernel's refusal raised as the OSError
+with its errno) and write_value() (``echo value > path``, refusal as SysfsError).
 
 ``none [mq-deadline] kyber`` is read as the choices (none, mq-deadline, kyber) with
 mq-deadline selected; ``always madvise [never]`` likewise for transparent huge pages.
@@ -41,11 +47,29 @@ def parse_choice(raw):
     return choices, _BRACKETED.search(raw).group(1)
 
 
+def _read(path):
+    with open(path) as handle:
+        return handle.read()
+
+
+def read_text(path, strict=False):
+    """A kernel pseudo-file's text with the surrounding whitespace stripped.
+
+    None when it cannot be read (absent, write-only, not permitted); with ``strict`` the
+    IOError/OSError is raised instead.
+    """
+    try:
+        return _read(path).strip()
+    except (IOError, OSError):
+        if strict:
+            raise
+        return None
+
+
 def read_raw(path):
     """The attribute's text without the trailing newline; None when absent."""
     try:
-        with open(path) as handle:
-            return handle.read().rstrip('\n')
+        return _read(path).rstrip('\n')
     except IOError as exc:
         if exc.errno in (errno.ENOENT, errno.ENOTDIR):
             return None
@@ -60,14 +84,21 @@ def read_value(path):
     return parse_choice(raw)[1].strip()
 
 
+def write_text(path, text):
+    """Write ``text`` as it is, in one write(2), into the existing file ``path`` (truncated first,
+    as the shell's ``>`` does); the kernel's refusal is raised as the OSError with its errno."""
+    data = text.encode('ascii')
+    fd = os.open(path, os.O_WRONLY | os.O_TRUNC)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+
+
 def write_value(path, value):
     """Write one value the way ``echo value > path`` does; raise SysfsError on refusal."""
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_TRUNC)
-        try:
-            os.write(fd, ('%s\n' % value).encode('ascii'))
-        finally:
-            os.close(fd)
+        write_text(path, '%s\n' % value)
     except (IOError, OSError) as exc:
         raise SysfsError(path, value, exc)
 

@@ -28,6 +28,8 @@ __metaclass__ = type
 import os
 import re
 
+from ansible_collections.dbhost.tuning.plugins.module_utils.formats import keyed
+
 LIMITS_CONF = '/etc/security/limits.conf'
 LIMITS_D = '/etc/security/limits.d'
 
@@ -74,12 +76,7 @@ def parse_line(line, lineno=0):
 
 
 def parse(text):
-    entries = []
-    for lineno, line in enumerate((text or '').splitlines(), 1):
-        entry = parse_line(line, lineno)
-        if entry is not None:
-            entries.append(entry)
-    return entries
+    return keyed.parse(text, parse_line)
 
 
 def normalize_value(item, value):
@@ -128,6 +125,16 @@ def _replace_value(line, value):
     return '%s%s%s%s' % (match.group(1), value, match.group(3), ending)
 
 
+def _line_key(line):
+    entry = parse_line(line)
+    return None if entry is None else entry.key
+
+
+def _also_replaced(key):
+    """The keys whose lines a change of ``key`` replaces too: type ``-`` sets soft and hard."""
+    return [(key[0], kind, key[2]) for kind in ('soft', 'hard')] if key[1] == '-' else []
+
+
 def render(text, changes, header=None):
     """Return ``text`` with ``changes`` ({(domain, type, item): value or None}) applied.
 
@@ -136,40 +143,10 @@ def render(text, changes, header=None):
     this file's ``soft`` and ``hard`` lines of that domain and item, which it replaces.
     New keys are appended in the given order; every other line is kept byte for byte.
     """
-    lines = (text or '').splitlines(True)
-    covered = {}
-    for key, value in changes.items():
-        covered[key] = key
-        if key[1] == '-':
-            for kind in ('soft', 'hard'):
-                covered.setdefault((key[0], kind, key[2]), key)
-    last = {}
-    for index, line in enumerate(lines):
-        entry = parse_line(line)
-        if entry is not None and entry.key in changes:
-            last[entry.key] = index
-    output = []
-    for index, line in enumerate(lines):
-        entry = parse_line(line)
-        if entry is None or entry.key not in covered:
-            output.append(line)
-            continue
-        owner = covered[entry.key]
-        value = changes[owner]
-        if value is None or owner != entry.key or last.get(entry.key) != index:
-            continue
-        output.append(_replace_value(line, value))
-    added = [key for key in changes if changes[key] is not None and key not in last]
-    if added:
-        if output and not output[-1].endswith('\n'):
-            output[-1] += '\n'
-        if text is None and header:
-            output.append(header.rstrip('\n') + '\n')
-        output.extend(_format(key[0], key[1], key[2], changes[key]) + '\n' for key in added)
-    rendered = ''.join(output)
-    if text is None and not rendered:
-        return None
-    return rendered
+    return keyed.render(text, changes, _line_key, lambda line, key, value: _replace_value(line, value),
+                        lambda key, value: _format(key[0], key[1], key[2], value),
+                        keep=keyed.LAST, header=header.rstrip('\n') + '\n' if header else None,
+                        drops=_also_replaced)
 
 
 def boot_files(root='/', extra=None):

@@ -28,6 +28,7 @@ import re
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import confd
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate
+from ansible_collections.dbhost.tuning.plugins.module_utils.formats import keyed
 
 SEARCH_DIRS = (
     '/etc/sysctl.d',
@@ -131,12 +132,7 @@ def parse_line(line, lineno=0):
 
 def parse(text):
     """All assignments of a file's text, in order."""
-    found = []
-    for lineno, line in enumerate((text or '').splitlines(), 1):
-        assignment = parse_line(line, lineno)
-        if assignment is not None:
-            found.append(assignment)
-    return found
+    return keyed.parse(text, parse_line)
 
 
 def values_of(text):
@@ -148,6 +144,17 @@ def values_of(text):
     return values
 
 
+def _line_key(line):
+    assignment = parse_line(keyed.body(line))
+    return None if assignment is None else assignment.key
+
+
+def _replace_value(line, key, value):
+    """The line with its value replaced, its key's spelling and spacing kept."""
+    match = _ASSIGNMENT.match(keyed.body(line))
+    return '%s%s%s%s\n' % (match.group('lead'), match.group('key'), match.group('sep'), value)
+
+
 def render(text, changes, header=None, separator=' = '):
     """Return ``text`` with ``changes`` applied, every other line kept as it was.
 
@@ -156,31 +163,12 @@ def render(text, changes, header=None, separator=' = '):
     the same key are dropped, since only the last one counted.  New keys are appended
     in sorted order, as ``key<separator>value`` (FreeBSD's rc.d reads ``key=value``
     words, so it passes ``=``).  ``header`` starts a file that did not exist (``text`` None).
+    Every line of the result ends in a newline.
     """
-    lines = (text or '').splitlines()
-    last_index = {}
-    for index, line in enumerate(lines):
-        assignment = parse_line(line)
-        if assignment is not None and assignment.key in changes:
-            last_index[assignment.key] = index
-    output = []
-    for index, line in enumerate(lines):
-        assignment = parse_line(line)
-        if assignment is None or assignment.key not in changes:
-            output.append(line)
-            continue
-        value = changes[assignment.key]
-        if value is None or last_index[assignment.key] != index:
-            continue
-        match = _ASSIGNMENT.match(line)
-        output.append('%s%s%s%s' % (match.group('lead'), match.group('key'), match.group('sep'), value))
-    added = sorted(k for k, v in changes.items() if v is not None and k not in last_index)
-    if text is None and header and added:
-        output.append(header)
-    output.extend('%s%s%s' % (key, separator, changes[key]) for key in added)
-    if not output:
-        return '' if text is not None else None
-    return '\n'.join(output) + '\n'
+    return keyed.render(text, changes, _line_key, _replace_value,
+                        lambda key, value: '%s%s%s' % (key, separator, value),
+                        keep=keyed.LAST, header=header + '\n' if header else None, sort_new=True,
+                        unify_endings=True)
 
 
 def _real(root, path):

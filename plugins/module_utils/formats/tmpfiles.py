@@ -28,6 +28,7 @@ import fnmatch
 import re
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import confd
+from ansible_collections.dbhost.tuning.plugins.module_utils.formats import keyed
 
 SEARCH_DIRS = (
     '/etc/tmpfiles.d',
@@ -128,12 +129,7 @@ def parse_line(line, lineno=0):
 
 def parse(text):
     """All entries of a file's text, in order."""
-    entries = []
-    for lineno, line in enumerate((text or '').splitlines(), 1):
-        entry = parse_line(line, lineno)
-        if entry is not None:
-            entries.append(entry)
-    return entries
+    return keyed.parse(text, parse_line)
 
 
 def write_values(text):
@@ -156,39 +152,25 @@ def format_write(path, value):
     return 'w %s - - - - %s' % (_quote_path(path), escape_argument(value))
 
 
+def _line_path(line):
+    entry = parse_line(line)
+    return None if entry is None else entry.path
+
+
+def _rewrite(line, path, value):
+    return format_write(path, value) + ('\r\n' if line.endswith('\r\n') else '\n')
+
+
 def render(text, changes, header=None):
     """Return ``text`` with ``changes`` ({path: value, or None to remove}) applied.
 
-    The first ``w`` line of a path (the one systemd applies) is rewritten in place; other
-    lines of that path in this file are dropped (systemd would only log them as
+    The first line of a path (the one systemd applies) is rewritten in place as a ``w``
+    line; other lines of that path in this file are dropped (systemd would only log them as
     conflicts).  Every other line is kept byte for byte.  New paths are appended in sorted
     order; ``header`` starts a file that did not exist (``text`` None).
     """
-    lines = (text or '').splitlines(True)
-    output = []
-    done = set()
-    for line in lines:
-        entry = parse_line(line)
-        if entry is None or entry.path not in changes:
-            output.append(line)
-            continue
-        value = changes[entry.path]
-        if value is None or entry.path in done:
-            continue
-        done.add(entry.path)
-        ending = '\r\n' if line.endswith('\r\n') else '\n'
-        output.append(format_write(entry.path, value) + ending)
-    added = sorted(path for path, value in changes.items() if value is not None and path not in done)
-    if added:
-        if output and not output[-1].endswith('\n'):
-            output[-1] += '\n'
-        if text is None and header:
-            output.append(header.rstrip('\n') + '\n')
-        output.extend(format_write(path, changes[path]) + '\n' for path in added)
-    rendered = ''.join(output)
-    if text is None and not rendered:
-        return None
-    return rendered
+    return keyed.render(text, changes, _line_path, _rewrite, format_write, keep=keyed.FIRST,
+                        header=header.rstrip('\n') + '\n' if header else None, sort_new=True)
 
 
 def boot_files(root='/', extra=None):

@@ -5,29 +5,27 @@
 
 The module file only parses options and calls KernelParams(...).run(); keeping the
 logic here lets one module later run several kinds of setting in one round trip.
+Where the values live on each platform is in plans/kernel_backends.py.
 """
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import errno
-import os
-import sys
-
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import compare
-from ansible_collections.dbhost.tuning.plugins.module_utils.formats import etc_system
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import FileChange, PathError, read_text, rooted
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import (
+    FAILED, OK, UNSUPPORTED, Setting, decide_status)
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import InputError  # noqa: F401 (re-exported)
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import sysctl
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import sysctl_keys
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import FileChange, PathError, confine, read_text, rooted
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import (
-    FAILED, OK, PENDING_REBOOT, UNSUPPORTED, Result, Setting, decide_status)
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import InputError  # noqa: F401 (re-exported)
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.base import Plan
-
-HEADER = '# Managed by dbhost.tuning.kernel_params; local edits to these keys are overwritten.'
+# The backends are named here too: tests and callers reach them as kernel_params.LinuxBackend...
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.kernel_backends import (  # noqa: F401
+    BACKENDS, HEADER, KERNEL_DEFAULT_SOURCE, KERNEL_DEFAULTS_64BIT, SYSTEMD_BOOT_VALUES_64BIT, FreeBSDBackend,
+    LinuxBackend, SunOSBackend, kernel_default)
 
 # Keys whose fields are each an upper bound, so "minimum" compares field by field.
 # Other multi-value keys (net.ipv4.ip_local_port_range, net.ipv4.tcp_rmem...) are
@@ -44,48 +42,6 @@ KNOWN_NUMERIC_KEYS = frozenset([
     'kern.ipc.shmall', 'kern.ipc.shm_use_phys', 'kern.ipc.semmns',
     'shmsys:shminfo_shmmax', 'shmsys:shminfo_shmmni', 'semsys:seminfo_semmni', 'semsys:seminfo_semmns',
 ])
-
-
-# The kernel's built-in values of keys whose default is a constant of the kernel's ABI:
-# what a key has at boot when no sysctl file sets it.  A minimum that this default
-# already meets is then met at boot too, with nothing to persist.  64-bit kernels.
-#   kernel.sem: SEMMSL SEMMNS SEMOPM SEMMNI, include/uapi/linux/sem.h (since Linux 3.19)
-#   kernel.shmmax, kernel.shmall: SHMMAX = SHMALL = ULONG_MAX - 2^24, include/uapi/linux/shm.h (since 3.16)
-#   kernel.shmmni: SHMMNI, include/uapi/linux/shm.h
-#   kernel.msgmni, msgmax, msgmnb: MSGMNI, MSGMAX, MSGMNB, include/uapi/linux/msg.h
-#   fs.aio-max-nr: aio_max_nr in fs/aio.c (0x10000)
-#   vm.hugetlb_shm_group: sysctl_hugetlb_shm_group in mm/hugetlb.c (0, no group)
-KERNEL_DEFAULTS_64BIT = {
-    'vm.hugetlb_shm_group': '0',
-    'kernel.sem': '32000 1024000000 500 32000',
-    'kernel.shmmax': '18446744073692774399',
-    'kernel.shmall': '18446744073692774399',
-    'kernel.shmmni': '4096',
-    'kernel.msgmni': '32000',
-    'kernel.msgmax': '8192',
-    'kernel.msgmnb': '16384',
-    'fs.aio-max-nr': '65536',
-}
-
-
-KERNEL_DEFAULT_SOURCE = "the kernel's (or systemd's) built-in boot value (no sysctl file sets it)"
-
-
-# What systemd as PID 1 sets at every boot before any sysctl file is read (src/core/main.c,
-# bump_file_max_and_nr_open, systemd 240 and later): fs.file-max to LONG_MAX.
-SYSTEMD_BOOT_VALUES_64BIT = {
-    'fs.file-max': '9223372036854775807',
-}
-
-
-def kernel_default(key, root='/'):
-    """The value ``key`` has at boot when no file sets it, or None when that is not a constant."""
-    if sys.maxsize <= 2 ** 32:
-        return None
-    name = sysctl.validate_name(key).replace('/', '.')
-    if name in SYSTEMD_BOOT_VALUES_64BIT and os.path.isdir(os.path.join(root, 'run', 'systemd', 'system')):
-        return SYSTEMD_BOOT_VALUES_64BIT[name]
-    return KERNEL_DEFAULTS_64BIT.get(name)
 
 
 class ValueCompare(object):
@@ -127,198 +83,6 @@ class ValueCompare(object):
         return compare.value_to_write(self.normalize(live), want, self.comparison(key, desired))
 
 
-class LinuxBackend(object):
-    """Live values in <root>/proc/sys; persisted across systemd-sysctl's search path."""
-
-    default_file = '/etc/sysctl.d/90-dbhost-tuning.conf'
-    separator = ' = '
-    live_needs = None
-
-    def __init__(self, root, runner=None):
-        self.root = root
-        self.proc = os.path.join(root, 'proc', 'sys')
-        self.live_available = os.path.isdir(self.proc)
-
-    @staticmethod
-    def validate_name(name):
-        return sysctl.validate_name(name)
-
-    @staticmethod
-    def normalize(value):
-        return sysctl.normalize_value(value)
-
-    def check_file(self, path):
-        folder, name = os.path.dirname(path), os.path.basename(path)
-        if path == sysctl.SYSCTL_CONF or (folder in sysctl.SEARCH_DIRS and name.endswith('.conf')):
-            return
-        raise InputError('file %r is not read at boot: use a *.conf file in one of %s, or %s'
-                         % (path, ', '.join(sysctl.SEARCH_DIRS), sysctl.SYSCTL_CONF))
-
-    def _proc_file(self, key):
-        return confine(self.root, os.path.join(self.proc, sysctl.proc_path(key)))
-
-    def live_exists(self, key):
-        return os.path.isfile(self._proc_file(key))
-
-    def live_writable(self, key):
-        """False for an entry the kernel shows read-only here (mode 0444), as some net.core
-        keys are inside a container's network namespace: even root cannot write them."""
-        try:
-            return bool(os.stat(self._proc_file(key)).st_mode & 0o222)
-        except OSError:
-            return False
-
-    def read_live(self, key):
-        try:
-            with open(self._proc_file(key)) as handle:
-                return sysctl.normalize_value(handle.read())
-        except (IOError, OSError):
-            return None
-
-    def write_live(self, key, value):
-        """Write like ``sysctl -w``; raise OSError with the kernel's errno on refusal."""
-        fd = os.open(self._proc_file(key), os.O_WRONLY | os.O_TRUNC)
-        try:
-            os.write(fd, value.encode('ascii'))
-        finally:
-            os.close(fd)
-
-    def boot_files(self, our_file, our_text):
-        files = []
-        for shown, local in sysctl.boot_files(self.root, extra=our_file):
-            text = our_text if shown == our_file else read_text(local, root=self.root)
-            files.append((shown, text or ''))
-        return files
-
-    # Linux: a key no file sets boots with the kernel's built-in value (kernel_default()).
-    builtin_defaults = True
-
-    def persisted_resolver(self, our_file, our_text):
-        exact, globs = sysctl.effective_values(self.boot_files(our_file, our_text))
-
-        def resolve(key):
-            value, source = sysctl.winner(exact, globs, key)
-            if value is None and self.builtin_defaults:
-                default = kernel_default(key, self.root)
-                if default is not None:
-                    return default, KERNEL_DEFAULT_SOURCE
-            return value, source
-        return resolve
-
-    def values_of(self, text):
-        return sysctl.values_of(text)
-
-    def render(self, text, changes):
-        return sysctl.render(text, changes, header=HEADER, separator=self.separator)
-
-
-class FreeBSDBackend(LinuxBackend):
-    """Live values through sysctl(8); persisted in /etc/sysctl.conf (then sysctl.conf.local).
-
-    /etc/rc.d/sysctl reads ``name=value`` words, so new lines have no spaces.
-    """
-
-    default_file = '/etc/sysctl.conf'
-    separator = '='
-    builtin_defaults = False
-    files = ('/etc/sysctl.conf', '/etc/sysctl.conf.local')
-
-    def __init__(self, root, runner=None):
-        self.root = root
-        self.runner = runner
-        # The running kernel is only ours to read on the running system.
-        self.live_available = root == '/' and runner is not None
-
-    def check_file(self, path):
-        if path not in self.files:
-            raise InputError('file %r is not read at boot on FreeBSD: use one of %s' % (path, ', '.join(self.files)))
-
-    @staticmethod
-    def validate_name(name):
-        name = sysctl.validate_name(name)
-        if '/' in name:
-            raise InputError('sysctl name %r: FreeBSD names use dots only' % (name,))
-        return name
-
-    def live_exists(self, key):
-        return self.read_live(key) is not None
-
-    @staticmethod
-    def live_writable(key):
-        return True
-
-    def read_live(self, key):
-        rc, out, dummy = self.runner(['sysctl', '-n', key])
-        return sysctl.normalize_value(out) if rc == 0 else None
-
-    def write_live(self, key, value):
-        rc, out, err = self.runner(['sysctl', '%s=%s' % (key, value)])
-        if rc != 0:
-            raise OSError(errno.EINVAL, (err or out).strip() or 'sysctl exited %d' % rc)
-
-    def boot_files(self, our_file, our_text):
-        files = []
-        for shown in self.files:
-            text = our_text if shown == our_file else read_text(rooted(self.root, shown))
-            files.append((shown, text or ''))
-        return files
-
-
-class SunOSBackend(object):
-    """Persisted as ``set module:variable=value`` in /etc/system, read at the next boot.
-
-    The running kernel's value is not read (that needs mdb -k); a change is reported
-    pending_reboot with reboot_required.
-    """
-
-    default_file = etc_system.ETC_SYSTEM
-    live_available = False
-    live_needs = PENDING_REBOOT
-
-    def __init__(self, root, runner=None):
-        self.root = root
-
-    @staticmethod
-    def validate_name(name):
-        try:
-            return etc_system.validate_name(name)
-        except etc_system.EtcSystemNameError as exc:
-            raise InputError(str(exc))
-
-    @staticmethod
-    def normalize(value):
-        if isinstance(value, (list, tuple)):
-            value = ' '.join(str(v) for v in value)
-        return etc_system.normalize_value(value)
-
-    def check_file(self, path):
-        if path != etc_system.ETC_SYSTEM:
-            raise InputError('file %r is not read at boot on SunOS: use %s' % (path, etc_system.ETC_SYSTEM))
-
-    def live_exists(self, key):
-        return True
-
-    def read_live(self, key):
-        return None
-
-    def persisted_resolver(self, our_file, our_text):
-        values = etc_system.parse(our_text)
-        return lambda key: (values[key][0], our_file) if key in values else (None, None)
-
-    def values_of(self, text):
-        return dict((key, value) for key, (value, dummy) in etc_system.parse(text).items())
-
-    def render(self, text, changes):
-        return etc_system.render(text, changes)
-
-
-BACKENDS = {
-    platforms.LINUX: LinuxBackend,
-    platforms.FREEBSD: FreeBSDBackend,
-    platforms.SUNOS: SunOSBackend,
-}
-
-
 def _format_value(value):
     if isinstance(value, bool):
         raise InputError('a boolean is not a kernel value; use 0 or 1')
@@ -332,7 +96,17 @@ def _format_value(value):
 
 
 class KernelParams(Plan):
-    """One run of the kernel_params module: validate, plan, apply (unless check mode), report."""
+    """One run of the kernel_params module, as the Plan hooks.
+
+    Shapes (keys are canonical names, values normalized text):
+    - desired: {key: value}, or {key: None} with state=absent (remove it from our file);
+    - live: {key: the running kernel's value, or None where it is not read};
+    - persisted: {'path': our file on this host, 'text': its text (None when absent),
+      'ours': {key: value} it sets, 'resolve': key -> (value at boot, file it comes from)};
+    - done: {'changes': {key: value or None} for our file, 'live_targets': {key: value written
+      live}, 'refused': {key: why the kernel refused it}, 'live_after': {key: value read back},
+      'change': the FileChange of our file, 'resolve_after': as 'resolve', after it}.
+    """
 
     def __init__(self, params, state='present', apply=True, persist=True, file=None, mode='exact',
                  root='/', backup=False, fail_on_shadowed=True, check_mode=False, system_name=None,
@@ -356,7 +130,7 @@ class KernelParams(Plan):
         self.raw_comparisons = comparisons or {}
         self.compare = ValueCompare(mode, self.backend.normalize)
         self.raw_params = params
-        self.desired = {}
+        self.wanted = {}
         self.failures = []
         self.shadowed = []
         self.read_only = set()
@@ -376,32 +150,37 @@ class KernelParams(Plan):
         except PathError as exc:
             raise InputError('file: %s' % exc)
         self.backend.check_file(self.file)
-        desired = {}
+        wanted = {}
         for name, value in params.items():
             try:
                 key = self.backend.validate_name(name)
             except ValueError as exc:
                 raise InputError('params: %s' % exc)
-            if key in desired:
+            if key in wanted:
                 raise InputError('params name %r and another name both mean %r' % (name, key))
-            if self.state == 'present':
-                if value is None:
-                    raise InputError('params %r has no value' % (name,))
-                text = _format_value(value)
-                if '\n' in text or '\r' in text:
-                    raise InputError('params %r: the value contains a newline' % (name,))
-                validate.check_text(text, 'params %r' % (name,))
-                if not text.strip():
-                    raise InputError('params %r: the value is empty' % (name,))
-                desired[key] = self.backend.normalize(text)
-                # Known keys are checked whether or not the live kernel can be read.
-                try:
-                    sysctl_keys.check(key, desired[key])
-                except sysctl_keys.KeyValueError as exc:
-                    raise InputError('params %r: %s' % (name, exc))
-            else:
-                desired[key] = None
-        self.desired = desired
+            wanted[key] = self._check_value(name, key, value) if self.state == 'present' else None
+        self.wanted = wanted
+        self.compare.per_key = self._per_key_comparisons(wanted)
+
+    def _check_value(self, name, key, value):
+        """The normalized value of one present param; InputError naming it when unusable."""
+        if value is None:
+            raise InputError('params %r has no value' % (name,))
+        text = _format_value(value)
+        if '\n' in text or '\r' in text:
+            raise InputError('params %r: the value contains a newline' % (name,))
+        validate.check_text(text, 'params %r' % (name,))
+        if not text.strip():
+            raise InputError('params %r: the value is empty' % (name,))
+        normalized = self.backend.normalize(text)
+        # Known keys are checked whether or not the live kernel can be read.
+        try:
+            sysctl_keys.check(key, normalized)
+        except sysctl_keys.KeyValueError as exc:
+            raise InputError('params %r: %s' % (name, exc))
+        return normalized
+
+    def _per_key_comparisons(self, wanted):
         per_key = {}
         for name, how in self.raw_comparisons.items():
             try:
@@ -409,30 +188,36 @@ class KernelParams(Plan):
                 how = compare.validate(how, 'comparisons %r' % (name,))
             except ValueError as exc:
                 raise InputError(str(exc) if str(exc).startswith('comparisons') else 'comparisons: %s' % exc)
-            if key not in desired:
+            if key not in wanted:
                 raise InputError('comparisons %r: not one of the params' % (name,))
-            if isinstance(how, list) and desired[key] is not None and len(how) != len(desired[key].split()):
+            if isinstance(how, list) and wanted[key] is not None and len(how) != len(wanted[key].split()):
                 raise InputError('comparisons %r: %d comparisons for the %d fields of %r'
-                                 % (name, len(how), len(desired[key].split()), desired[key]))
+                                 % (name, len(how), len(wanted[key].split()), wanted[key]))
             per_key[key] = how
-        self.compare.per_key = per_key
+        return per_key
 
-    def read_live_values(self):
-        """Read every live value first: a key the kernel does not have stops the run here."""
-        live = {}
+    def desired(self):
+        return self.wanted
+
+    # ---------------------------------------------------------------- reading
+    def read_live(self, desired):
+        """Every live value, read first: a key the kernel does not have, or a value of the
+        wrong type for it, stops the run here."""
         if not self.backend.live_available:
-            return dict((key, None) for key in self.desired)
-        missing = [key for key in self.desired if not self.backend.live_exists(key)]
-        if missing:
-            raise InputError('unknown kernel parameter(s), no %s entry: %s'
-                             % ('/proc/sys' if isinstance(self.backend, LinuxBackend) and not isinstance(
-                                 self.backend, FreeBSDBackend) else 'sysctl', ', '.join(sorted(missing))))
-        for key in self.desired:
-            live[key] = self.backend.read_live(key)
+            live = dict((key, None) for key in desired)
+        else:
+            missing = [key for key in desired if not self.backend.live_exists(key)]
+            if missing:
+                raise InputError('unknown kernel parameter(s), no %s entry: %s'
+                                 % ('/proc/sys' if isinstance(self.backend, LinuxBackend) and not isinstance(
+                                     self.backend, FreeBSDBackend) else 'sysctl', ', '.join(sorted(missing))))
+            live = dict((key, self.backend.read_live(key)) for key in desired)
+        self.check_types(desired, live)
         return live
 
-    def check_types(self, live):
-        for key, value in self.desired.items():
+    @staticmethod
+    def check_types(desired, live):
+        for key, value in desired.items():
             if value is None:
                 continue
             reference = live.get(key)
@@ -443,121 +228,132 @@ class KernelParams(Plan):
                 raise InputError('params %r: %s takes %d value(s), got %d (%r)'
                                  % (key, key, len(reference.split()), len(value.split()), value))
 
-    # ---------------------------------------------------------------- run
-    def run(self, module=None):
-        self.validate()
-        live_before = self.read_live_values()
-        self.check_types(live_before)
+    def read_persisted(self, desired):
         local_file = rooted(self.root, self.file)
-        file_before = read_text(local_file)
-        ours_before = self.backend.values_of(file_before)
-        resolve_before = self.backend.persisted_resolver(self.file, file_before)
+        text = read_text(local_file)
+        return {'path': local_file, 'text': text, 'ours': self.backend.values_of(text),
+                'resolve': self.backend.persisted_resolver(self.file, text)}
 
+    # ---------------------------------------------------------------- applying
+    def _plan(self, desired, live, persisted):
+        """(changes to our file, values to write live); notes the keys the kernel shows read-only."""
         changes = {}
         live_targets = {}
         # Keys this kernel (namespace) does not let anyone set: unsupported here, said in
         # the record, neither written nor persisted.
-        read_only = set(key for key, want in self.desired.items()
-                        if want is not None and self.apply_live and self.backend.live_available
-                        and not self.backend.live_writable(key))
-        self.read_only = read_only
-        for key, want in self.desired.items():
+        self.read_only = set(key for key, want in desired.items()
+                             if want is not None and self.apply_live and self.backend.live_available
+                             and not self.backend.live_writable(key))
+        for key, want in desired.items():
             if want is None:
-                if key in ours_before:
+                if key in persisted['ours']:
                     changes[key] = None
                 continue
-            if key in read_only:
+            if key in self.read_only:
                 continue
-            persisted_value = resolve_before(key)[0]
-            if self.persist and not self.compare.satisfies(key, persisted_value, want) and \
-                    not self.compare.satisfies(key, ours_before.get(key), want):
-                changes[key] = self.compare.value_to_write(key, live_before.get(key), want)
+            if self.persist and not self.compare.satisfies(key, persisted['resolve'](key)[0], want) and \
+                    not self.compare.satisfies(key, persisted['ours'].get(key), want):
+                changes[key] = self.compare.value_to_write(key, live.get(key), want)
             if self.apply_live and self.backend.live_available and \
-                    not self.compare.satisfies(key, live_before.get(key), want):
-                live_targets[key] = self.compare.value_to_write(key, live_before.get(key), want)
+                    not self.compare.satisfies(key, live.get(key), want):
+                live_targets[key] = self.compare.value_to_write(key, live.get(key), want)
+        return changes, live_targets
 
-        live_after = dict(live_before)
+    def _write_live(self, desired, live_targets, changes, live_after):
+        """Write each live target and read it back; {key: why} for those the kernel refused."""
+        refused = {}
+        for key, value in sorted(live_targets.items()):
+            try:
+                self.backend.write_live(key, value)
+            except (IOError, OSError) as exc:
+                refused[key] = exc.strerror or str(exc)
+                changes.pop(key, None)  # a value the kernel refuses would fail at boot too
+                continue
+            live_after[key] = self.backend.read_live(key)
+            if not self.compare.satisfies(key, live_after[key], desired[key]):
+                refused[key] = 'the kernel reads back %r' % (live_after[key],)
+                changes.pop(key, None)
+        return refused
+
+    def apply(self, desired, live, persisted, module):
+        changes, live_targets = self._plan(desired, live, persisted)
+        live_after = dict(live)
         refused = {}
         if not self.check_mode:
-            for key, value in sorted(live_targets.items()):
-                try:
-                    self.backend.write_live(key, value)
-                except (IOError, OSError) as exc:
-                    refused[key] = exc.strerror or str(exc)
-                    changes.pop(key, None)  # a value the kernel refuses would fail at boot too
-                    continue
-                live_after[key] = self.backend.read_live(key)
-                if not self.compare.satisfies(key, live_after[key], self.desired[key]):
-                    refused[key] = 'the kernel reads back %r' % (live_after[key],)
-                    changes.pop(key, None)
+            refused = self._write_live(desired, live_targets, changes, live_after)
+        text = persisted['text']
+        file_after = self.backend.render(text, changes) if changes else text
+        change = FileChange(persisted['path'], text, file_after, shown_path=self.file)
+        if not self.check_mode:
+            change.tidy()
+            if change.needed:
+                self.backup_file = change.apply(module, backup_file=self.backup)
+        return {'changes': changes, 'live_targets': live_targets, 'refused': refused, 'live_after': live_after,
+                'change': change, 'resolve_after': self.backend.persisted_resolver(self.file, file_after)}
 
-        file_after = self.backend.render(file_before, changes) if changes else file_before
-        change = FileChange(local_file, file_before, file_after, shown_path=self.file)
-        result = Result(self.check_mode)
-        change.report(result)
-        if not self.check_mode and change.needed:
-            self.backup_file = change.apply(module, backup_file=self.backup)
-        resolve_after = self.backend.persisted_resolver(self.file, file_after)
-
-        for key in sorted(self.desired):
-            result.add(self._record(key, live_before, live_after, resolve_before, resolve_after,
-                                    ours_before, live_targets, refused, changes))
+    # ---------------------------------------------------------------- reporting
+    def render(self, result, desired, live, persisted, done):
+        change = done['change']
+        if change.needed:
+            result.add_diff(change.shown_path, change.before, change.after)
+        for key in sorted(desired):
+            result.add(self._record(key, desired[key], live, persisted, done))
         if self.backup_file:
             result.extra['backup_file'] = self.backup_file
-        return result
 
-    def _record(self, key, live_before, live_after, resolve_before, resolve_after, ours_before,
-                live_targets, refused, changes):
-        want = self.desired[key]
-        live_now = live_before[key] if self.check_mode else live_after.get(key)
+    def _record(self, key, want, live, persisted, done):
+        live_now = live[key] if self.check_mode else done['live_after'].get(key)
+        resolve_before, resolve_after = persisted['resolve'], done['resolve_after']
         winner_value, winner_file = (resolve_before if self.check_mode else resolve_after)(key)
         if want is None:
-            removed = key in ours_before
+            removed = key in persisted['ours']
             detail = ('%s %s; the live value is left as it is' % (
                 'would remove it from' if self.check_mode else 'removed it from', self.file)) if removed else \
                 'not in %s' % self.file
             status = decide_status(None, not removed, self.check_mode)
             return Setting(key, self.file, None, live_now, winner_value, status, detail)
 
-        details = []
         how = self.compare.comparison(key, want)
         if key in self.read_only:
-            satisfied = self.compare.satisfies(key, live_before[key], want)
+            satisfied = self.compare.satisfies(key, live[key], want)
             return Setting(key, self.file, want, live_now, winner_value, OK if satisfied else UNSUPPORTED,
                            '' if satisfied else 'read-only in this kernel (a container\'s namespace?): '
                            'cannot be set here; not written, not persisted', comparison=how)
-        if key in refused:
-            details.append('the kernel refused %r: %s; not persisted' % (live_targets[key], refused[key]))
-            return Setting(key, self.file, want, live_now, winner_value, FAILED, '; '.join(details), comparison=how)
+        if key in done['refused']:
+            detail = 'the kernel refused %r: %s; not persisted' % (done['live_targets'][key], done['refused'][key])
+            return Setting(key, self.file, want, live_now, winner_value, FAILED, detail, comparison=how)
 
+        details = []
         live_ok = None
         if self.apply_live and self.backend.live_available:
-            live_ok = self.compare.satisfies(key, live_before[key], want)
+            live_ok = self.compare.satisfies(key, live[key], want)
         elif not self.backend.live_available:
             details.append('live value not read (%s)' % (
                 'the running kernel is read only at boot from %s' % self.file
                 if self.backend.live_needs else 'no %s' % getattr(self.backend, 'proc', 'live access')))
-
-        persisted_ok = None
-        shadowed = False
-        if self.persist:
-            persisted_ok = self.compare.satisfies(key, resolve_before(key)[0], want)
-            after_value, after_file = resolve_after(key)
-            if not self.compare.satisfies(key, after_value, want) and after_file and \
-                    after_file not in (self.file, KERNEL_DEFAULT_SOURCE):
-                shadowed = True
-                details.append('%s sets %r and wins at boot over %s' % (after_file, after_value, self.file))
-                self.shadowed.append((key, after_file))
-            elif winner_file == KERNEL_DEFAULT_SOURCE:
-                details.append('at boot: %s' % winner_file)
-            elif winner_file and winner_file != self.file:
-                details.append('persisted by %s' % winner_file)
-
+        persisted_ok, shadowed = self._persisted_state(key, want, resolve_before, resolve_after, winner_file, details)
         if self.backend.live_needs and self.persist and not persisted_ok:
             # SunOS: what the running kernel has is what the old /etc/system gave it.
             live_ok = False
         status = decide_status(live_ok, persisted_ok, self.check_mode,
                                live_needs=self.backend.live_needs, shadowed=shadowed)
-        if key in changes and not details:
+        if key in done['changes'] and not details:
             details.append('%s %s' % ('would write' if self.check_mode else 'wrote', self.file))
         return Setting(key, self.file, want, live_now, winner_value, status, '; '.join(details), comparison=how)
+
+    def _persisted_state(self, key, want, resolve_before, resolve_after, winner_file, details):
+        """(persisted_ok, shadowed) of one key, its details added to ``details``; (None, False) without persist."""
+        if not self.persist:
+            return None, False
+        persisted_ok = self.compare.satisfies(key, resolve_before(key)[0], want)
+        after_value, after_file = resolve_after(key)
+        if not self.compare.satisfies(key, after_value, want) and after_file and \
+                after_file not in (self.file, KERNEL_DEFAULT_SOURCE):
+            details.append('%s sets %r and wins at boot over %s' % (after_file, after_value, self.file))
+            self.shadowed.append((key, after_file))
+            return persisted_ok, True
+        if winner_file == KERNEL_DEFAULT_SOURCE:
+            details.append('at boot: %s' % winner_file)
+        elif winner_file and winner_file != self.file:
+            details.append('persisted by %s' % winner_file)
+        return persisted_ok, False

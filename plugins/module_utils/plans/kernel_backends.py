@@ -1,0 +1,252 @@
+# -*- coding: utf-8 -*-
+# Copyright: contributors to dbhost.tuning
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Internal to dbhost.tuning: where kernel parameters live on each platform, for KernelParams.
+
+One backend per platform (BACKENDS, picked by engine/platforms.py): how names are checked
+and values normalized, how the live value is read and written (Linux: <root>/proc/sys;
+FreeBSD: sysctl(8); SunOS: not read, the next boot's), which files are read at boot and
+which value wins there, and how our file is rendered.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import errno
+import os
+import sys
+
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import sysfs
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import confine, read_text, rooted
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import PENDING_REBOOT
+from ansible_collections.dbhost.tuning.plugins.module_utils.formats import etc_system
+from ansible_collections.dbhost.tuning.plugins.module_utils.formats import sysctl
+
+HEADER = '# Managed by dbhost.tuning.kernel_params; local edits to these keys are overwritten.'
+
+
+# The kernel's built-in values of keys whose default is a constant of the kernel's ABI:
+# what a key has at boot when no sysctl file sets it.  A minimum that this default
+# already meets is then met at boot too, with nothing to persist.  64-bit kernels.
+#   kernel.sem: SEMMSL SEMMNS SEMOPM SEMMNI, include/uapi/linux/sem.h (since Linux 3.19)
+#   kernel.shmmax, kernel.shmall: SHMMAX = SHMALL = ULONG_MAX - 2^24, include/uapi/linux/shm.h (since 3.16)
+#   kernel.shmmni: SHMMNI, include/uapi/linux/shm.h
+#   kernel.msgmni, msgmax, msgmnb: MSGMNI, MSGMAX, MSGMNB, include/uapi/linux/msg.h
+#   fs.aio-max-nr: aio_max_nr in fs/aio.c (0x10000)
+#   vm.hugetlb_shm_group: sysctl_hugetlb_shm_group in mm/hugetlb.c (0, no group)
+KERNEL_DEFAULTS_64BIT = {
+    'vm.hugetlb_shm_group': '0',
+    'kernel.sem': '32000 1024000000 500 32000',
+    'kernel.shmmax': '18446744073692774399',
+    'kernel.shmall': '18446744073692774399',
+    'kernel.shmmni': '4096',
+    'kernel.msgmni': '32000',
+    'kernel.msgmax': '8192',
+    'kernel.msgmnb': '16384',
+    'fs.aio-max-nr': '65536',
+}
+
+
+KERNEL_DEFAULT_SOURCE = "the kernel's (or systemd's) built-in boot value (no sysctl file sets it)"
+
+
+# What systemd as PID 1 sets at every boot before any sysctl file is read (src/core/main.c,
+# bump_file_max_and_nr_open, systemd 240 and later): fs.file-max to LONG_MAX.
+SYSTEMD_BOOT_VALUES_64BIT = {
+    'fs.file-max': '9223372036854775807',
+}
+
+
+def kernel_default(key, root='/'):
+    """The value ``key`` has at boot when no file sets it, or None when that is not a constant."""
+    if sys.maxsize <= 2 ** 32:
+        return None
+    name = sysctl.validate_name(key).replace('/', '.')
+    if name in SYSTEMD_BOOT_VALUES_64BIT and os.path.isdir(os.path.join(root, 'run', 'systemd', 'system')):
+        return SYSTEMD_BOOT_VALUES_64BIT[name]
+    return KERNEL_DEFAULTS_64BIT.get(name)
+
+
+class LinuxBackend(object):
+    """Live values in <root>/proc/sys; persisted across systemd-sysctl's search path."""
+
+    default_file = '/etc/sysctl.d/90-dbhost-tuning.conf'
+    separator = ' = '
+    live_needs = None
+
+    def __init__(self, root, runner=None):
+        self.root = root
+        self.proc = os.path.join(root, 'proc', 'sys')
+        self.live_available = os.path.isdir(self.proc)
+
+    @staticmethod
+    def validate_name(name):
+        return sysctl.validate_name(name)
+
+    @staticmethod
+    def normalize(value):
+        return sysctl.normalize_value(value)
+
+    def check_file(self, path):
+        folder, name = os.path.dirname(path), os.path.basename(path)
+        if path == sysctl.SYSCTL_CONF or (folder in sysctl.SEARCH_DIRS and name.endswith('.conf')):
+            return
+        raise InputError('file %r is not read at boot: use a *.conf file in one of %s, or %s'
+                         % (path, ', '.join(sysctl.SEARCH_DIRS), sysctl.SYSCTL_CONF))
+
+    def _proc_file(self, key):
+        return confine(self.root, os.path.join(self.proc, sysctl.proc_path(key)))
+
+    def live_exists(self, key):
+        return os.path.isfile(self._proc_file(key))
+
+    def live_writable(self, key):
+        """False for an entry the kernel shows read-only here (mode 0444), as some net.core
+        keys are inside a container's network namespace: even root cannot write them."""
+        return sysfs.is_writable(self._proc_file(key))
+
+    def read_live(self, key):
+        text = sysfs.read_text(self._proc_file(key))
+        return None if text is None else sysctl.normalize_value(text)
+
+    def write_live(self, key, value):
+        """Write like ``sysctl -w``; raise OSError with the kernel's errno on refusal."""
+        sysfs.write_text(self._proc_file(key), value)
+
+    def boot_files(self, our_file, our_text):
+        files = []
+        for shown, local in sysctl.boot_files(self.root, extra=our_file):
+            text = our_text if shown == our_file else read_text(local, root=self.root)
+            files.append((shown, text or ''))
+        return files
+
+    # Linux: a key no file sets boots with the kernel's built-in value (kernel_default()).
+    builtin_defaults = True
+
+    def persisted_resolver(self, our_file, our_text):
+        exact, globs = sysctl.effective_values(self.boot_files(our_file, our_text))
+
+        def resolve(key):
+            value, source = sysctl.winner(exact, globs, key)
+            if value is None and self.builtin_defaults:
+                default = kernel_default(key, self.root)
+                if default is not None:
+                    return default, KERNEL_DEFAULT_SOURCE
+            return value, source
+        return resolve
+
+    def values_of(self, text):
+        return sysctl.values_of(text)
+
+    def render(self, text, changes):
+        return sysctl.render(text, changes, header=HEADER, separator=self.separator)
+
+
+class FreeBSDBackend(LinuxBackend):
+    """Live values through sysctl(8); persisted in /etc/sysctl.conf (then sysctl.conf.local).
+
+    /etc/rc.d/sysctl reads ``name=value`` words, so new lines have no spaces.
+    """
+
+    default_file = '/etc/sysctl.conf'
+    separator = '='
+    builtin_defaults = False
+    files = ('/etc/sysctl.conf', '/etc/sysctl.conf.local')
+
+    def __init__(self, root, runner=None):
+        self.root = root
+        self.runner = runner
+        # The running kernel is only ours to read on the running system.
+        self.live_available = root == '/' and runner is not None
+
+    def check_file(self, path):
+        if path not in self.files:
+            raise InputError('file %r is not read at boot on FreeBSD: use one of %s' % (path, ', '.join(self.files)))
+
+    @staticmethod
+    def validate_name(name):
+        name = sysctl.validate_name(name)
+        if '/' in name:
+            raise InputError('sysctl name %r: FreeBSD names use dots only' % (name,))
+        return name
+
+    def live_exists(self, key):
+        return self.read_live(key) is not None
+
+    @staticmethod
+    def live_writable(key):
+        return True
+
+    def read_live(self, key):
+        rc, out, dummy = self.runner(['sysctl', '-n', key])
+        return sysctl.normalize_value(out) if rc == 0 else None
+
+    def write_live(self, key, value):
+        rc, out, err = self.runner(['sysctl', '%s=%s' % (key, value)])
+        if rc != 0:
+            raise OSError(errno.EINVAL, (err or out).strip() or 'sysctl exited %d' % rc)
+
+    def boot_files(self, our_file, our_text):
+        files = []
+        for shown in self.files:
+            text = our_text if shown == our_file else read_text(rooted(self.root, shown))
+            files.append((shown, text or ''))
+        return files
+
+
+class SunOSBackend(object):
+    """Persisted as ``set module:variable=value`` in /etc/system, read at the next boot.
+
+    The running kernel's value is not read (that needs mdb -k); a change is reported
+    pending_reboot with reboot_required.
+    """
+
+    default_file = etc_system.ETC_SYSTEM
+    live_available = False
+    live_needs = PENDING_REBOOT
+
+    def __init__(self, root, runner=None):
+        self.root = root
+
+    @staticmethod
+    def validate_name(name):
+        try:
+            return etc_system.validate_name(name)
+        except etc_system.EtcSystemNameError as exc:
+            raise InputError(str(exc))
+
+    @staticmethod
+    def normalize(value):
+        if isinstance(value, (list, tuple)):
+            value = ' '.join(str(v) for v in value)
+        return etc_system.normalize_value(value)
+
+    def check_file(self, path):
+        if path != etc_system.ETC_SYSTEM:
+            raise InputError('file %r is not read at boot on SunOS: use %s' % (path, etc_system.ETC_SYSTEM))
+
+    def live_exists(self, key):
+        return True
+
+    def read_live(self, key):
+        return None
+
+    def persisted_resolver(self, our_file, our_text):
+        values = etc_system.parse(our_text)
+        return lambda key: (values[key][0], our_file) if key in values else (None, None)
+
+    def values_of(self, text):
+        return dict((key, value) for key, (value, dummy) in etc_system.parse(text).items())
+
+    def render(self, text, changes):
+        return etc_system.render(text, changes)
+
+
+BACKENDS = {
+    platforms.LINUX: LinuxBackend,
+    platforms.FREEBSD: FreeBSDBackend,
+    platforms.SUNOS: SunOSBackend,
+}

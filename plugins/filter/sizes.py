@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Size filters: ``48G`` <-> bytes, pages, and the whole shared-memory sizing.
 
-The arithmetic lives in module_utils/sizing/shm.py (one place, unit-tested); these
+The arithmetic lives in module_utils/sizing/shm.py and units.py (unit-tested); these
 filters only adapt it to Jinja and turn its errors into AnsibleFilterError.
 The documentation of each filter is in the .yml file of the same name.
 """
@@ -16,13 +16,14 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.sizing import profiles
 from ansible_collections.dbhost.tuning.plugins.module_utils.sizing import shm as sizing
+from ansible_collections.dbhost.tuning.plugins.module_utils.sizing import units
 
 
 def _wrap(function):
     def run(*args, **kwargs):
         try:
             return function(*args, **kwargs)
-        except sizing.SizingError as exc:
+        except units.SizingError as exc:
             raise AnsibleFilterError('dbhost.tuning.%s: %s' % (function.__name__, exc))
     run.__name__ = function.__name__
     run.__doc__ = function.__doc__
@@ -31,17 +32,17 @@ def _wrap(function):
 
 def to_bytes(value, ram_bytes=None):
     """``48G`` -> 51539607552; ``40%`` of ``ram_bytes``."""
-    return sizing.parse_size(value, ram_bytes=ram_bytes, name='to_bytes input')
+    return units.parse_size(value, ram_bytes=ram_bytes, name='to_bytes input')
 
 
 def human_size(value, precision=2):
     """51539607552 -> ``48G``."""
-    return sizing.human_size(value, precision=precision)
+    return units.human_size(value, precision=precision)
 
 
 def to_pages(value, page_size, rounding='up', ram_bytes=None):
     """How many pages of ``page_size`` hold ``value``."""
-    return sizing.to_pages(value, page_size, rounding=rounding, ram_bytes=ram_bytes, name='to_pages input')
+    return units.to_pages(value, page_size, rounding=rounding, ram_bytes=ram_bytes, name='to_pages input')
 
 
 def shm_settings(facts, engine, shared_memory, **options):

@@ -1,17 +1,21 @@
 # -*- coding: utf-8 -*-
 # Copyright: contributors to dbhost.tuning
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Internal to dbhost.tuning: sizes, pages, and THE one place that sizes shared memory.
+"""Internal to dbhost.tuning: THE one place that sizes shared memory.
 
 Every shared-memory setting the collection writes (kernel.shmmax, kernel.shmall,
 kernel.shmmni, vm.nr_hugepages, vm.hugetlb_shm_group, memlock, LimitMEMLOCK,
 kern.ipc.*, Solaris project controls and /etc/system shminfo lines) is computed in
-shm_settings() below, with the vendor rule it follows written next to it.  Roles
-call it through the ``dbhost.tuning.shm_settings`` filter; nothing does unit
-arithmetic in Jinja.
+shm_settings() below, one named step per group of settings, with the vendor rule each
+follows written next to it.  Roles call it through the ``dbhost.tuning.shm_settings``
+filter; nothing does unit arithmetic in Jinja.  Sizes are parsed and rendered by
+sizing/units.py (binary units: K = 1024).
 
-Units: sizes are binary, as the vendors and the kernel use them: K, KB, KiB and kB
-(the /proc/meminfo spelling) all mean 1024 bytes; M = 1024 K and so on.
+One name per quantity, from the input to the result: ``shared_memory`` is the input
+(a size or a share of RAM, the role's shared_memory_size), ``shared_memory_bytes`` the
+same in bytes; ``hugepages`` is the list of huge page pools ({size, count[, node]}, the
+hugepages module's ``pages``) and ``hugepages_bytes`` their size; ``hugepage_size`` is
+one huge page in bytes, ``page_size`` one base page.
 
 Pure Python, no Ansible import: unit-tested without an Ansible runtime.
 """
@@ -20,13 +24,9 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import re
-from fractions import Fraction
-
-UNITS = {'': 1, 'K': 1024, 'M': 1024 ** 2, 'G': 1024 ** 3, 'T': 1024 ** 4, 'P': 1024 ** 5, 'E': 1024 ** 6}
-_UNIT_ORDER = ('E', 'P', 'T', 'G', 'M', 'K')
-_SIZE = re.compile(r'^(?P<number>[0-9]+(?:\.[0-9]+)?)\s*(?P<unit>[KMGTPE]?)(?:I?B)?\Z', re.IGNORECASE)
-_PERCENT = re.compile(r'^(?P<number>[0-9]+(?:\.[0-9]+)?)\s*%\Z')
+from ansible_collections.dbhost.tuning.plugins.module_utils.sizing.units import (
+    SizingError, human_size, parse_share, parse_size, percent_number, percent_text, power_of_two, round_up,
+    to_pages)
 
 ENGINES = ('oracle', 'postgresql', 'mysql')
 LINUX, SUNOS, FREEBSD = 'Linux', 'SunOS', 'FreeBSD'
@@ -43,122 +43,6 @@ SOLARIS_ETC_SYSTEM_SHMMNI = 100
 GIB = 1024 ** 3
 
 
-class SizingError(ValueError):
-    """Bad sizing input, or a size the host cannot hold; the message names the input."""
-
-
-# ------------------------------------------------------------------ parsing and rendering
-def _exact_number(text):
-    return Fraction(text)
-
-
-def parse_size(value, ram_bytes=None, name='size'):
-    """Return ``value`` in bytes (int).
-
-    Accepts an int (bytes), a digit string, ``48G``, ``512M``, ``1.5T``, ``2048kB``,
-    ``64KiB``, ``100B``, or a percentage of RAM (``40%``, needs ``ram_bytes``; the
-    result is rounded down to a whole byte).  A fractional size must come to a whole
-    number of bytes (``1.5K`` is 1536; ``1.3K`` is refused).
-    """
-    if isinstance(value, bool) or value is None:
-        raise SizingError('%s: %r is not a size (use bytes, or a number with K, M, G, T, or a percentage of RAM)'
-                          % (name, value))
-    if isinstance(value, int):
-        if value < 0:
-            raise SizingError('%s: %d is negative' % (name, value))
-        return value
-    if isinstance(value, float):
-        if value < 0 or value != int(value):
-            raise SizingError('%s: %r is not a whole, non-negative number of bytes' % (name, value))
-        return int(value)
-    if not isinstance(value, str):
-        raise SizingError('%s: %r is not a size' % (name, value))
-    text = value.strip()
-    percent = _PERCENT.match(text)
-    if percent:
-        if ram_bytes is None:
-            raise SizingError('%s: %r is a percentage of RAM, but the RAM size is not known' % (name, value))
-        share = _exact_number(percent.group('number'))
-        if share <= 0 or share > 100:
-            raise SizingError('%s: %r must be a percentage above 0 and at most 100' % (name, value))
-        return int(share * int(ram_bytes) / 100)
-    match = _SIZE.match(text)
-    if not match:
-        raise SizingError('%s: %r is not a size (examples: 48G, 512M, 1.5T, 2048kB, 17179869184, 40%%)'
-                          % (name, value))
-    number = _exact_number(match.group('number')) * UNITS[match.group('unit').upper()]
-    if number.denominator != 1:
-        raise SizingError('%s: %r is not a whole number of bytes' % (name, value))
-    return int(number)
-
-
-def parse_share(value, name='share'):
-    """A share of a whole as a Fraction in (0, 1]: ``70%``, ``0.7``, or 70 (taken as percent)."""
-    if isinstance(value, bool) or value is None:
-        raise SizingError('%s: %r is not a share (use a percentage such as 70%% or a fraction such as 0.7)'
-                          % (name, value))
-    if isinstance(value, str):
-        text = value.strip()
-        percent = _PERCENT.match(text)
-        try:
-            share = _exact_number(percent.group('number')) / 100 if percent else _exact_number(text)
-        except (ValueError, ZeroDivisionError):
-            raise SizingError('%s: %r is not a share (use a percentage such as 70%% or a fraction such as 0.7)'
-                              % (name, value))
-    elif isinstance(value, (int, float)):
-        share = Fraction(value).limit_denominator(10 ** 6)
-    else:
-        raise SizingError('%s: %r is not a share' % (name, value))
-    if share > 1 and not (isinstance(value, str) and _PERCENT.match(value.strip())):
-        share = share / 100  # a bare 70 means 70 %
-    if share <= 0 or share > 1:
-        raise SizingError('%s: %r must be above 0 and at most 100%%' % (name, value))
-    return share
-
-
-def human_size(value, precision=2):
-    """Render bytes with the largest binary unit: 51539607552 -> ``48G``, 1610612736 -> ``1.5G``.
-
-    Exact values render exactly (and parse back to the same bytes); others are
-    rounded to ``precision`` decimals.
-    """
-    size = parse_size(value, name='human_size')
-    for unit in _UNIT_ORDER:
-        factor = UNITS[unit]
-        if size >= factor:
-            quotient = Fraction(size, factor)
-            if quotient.denominator == 1:
-                return '%d%s' % (quotient.numerator, unit)
-            text = ('%.*f' % (int(precision), float(quotient))).rstrip('0').rstrip('.')
-            return '%s%s' % (text, unit)
-    return '%dB' % size
-
-
-def to_pages(value, page_size, rounding='up', ram_bytes=None, name='size'):
-    """How many pages of ``page_size`` hold ``value``; rounding is up, down or exact."""
-    size = parse_size(value, ram_bytes=ram_bytes, name=name)
-    page = parse_size(page_size, name='page_size')
-    if page <= 0:
-        raise SizingError('page_size: %r must be above 0' % (page_size,))
-    if rounding == 'up':
-        return -(-size // page)
-    if rounding == 'down':
-        return size // page
-    if rounding == 'exact':
-        if size % page:
-            raise SizingError('%s: %r is not a whole number of %s pages' % (name, value, human_size(page)))
-        return size // page
-    raise SizingError('rounding: %r must be up, down or exact' % (rounding,))
-
-
-def _round_up(size, unit):
-    return -(-size // unit) * unit
-
-
-def _power_of_two(number):
-    return number > 0 and number & (number - 1) == 0
-
-
 # ------------------------------------------------------------------ THE sizing
 def _margin_pages(margin, needed_pages, hugepage_size):
     """Extra huge pages: an int is a page count, ``N%`` a share of the needed pages, a size is bytes."""
@@ -169,9 +53,8 @@ def _margin_pages(margin, needed_pages, hugepage_size):
             raise SizingError('hugepages_margin: %d is negative' % margin)
         return margin
     text = str(margin).strip()
-    percent = _PERCENT.match(text)
-    if percent:
-        share = _exact_number(percent.group('number'))
+    share = percent_number(text)
+    if share is not None:
         if share > 100:
             raise SizingError('hugepages_margin: %r is more than 100%%' % (margin,))
         extra = share * needed_pages / 100
@@ -187,6 +70,284 @@ def _current_int(current, key):
         return int(str(value).split()[0])
     except (ValueError, IndexError):
         return None
+
+
+class ShmHost(object):
+    """The checked inputs of shm_settings(), sizes in bytes.
+
+    Each attribute is named as the result key that carries it (``ram_bytes``, ``page_size``,
+    ``hugepage_size``, ``shared_memory_bytes``), so one quantity has one name from the
+    input to the result.  ``hugepage_size`` is None when no huge page pool is sized.
+    """
+
+    def __init__(self, engine, system, ram_bytes, page_size, shared_memory_bytes, hugepages_cap,
+                 use_hugepages, hugepage_size, group_gid, numa_node):
+        self.engine = engine
+        self.system = system
+        self.ram_bytes = ram_bytes
+        self.page_size = page_size
+        self.shared_memory_bytes = shared_memory_bytes
+        self.hugepages_cap = hugepages_cap
+        self.use_hugepages = use_hugepages
+        self.hugepage_size = hugepage_size
+        self.group_gid = group_gid
+        self.numa_node = numa_node
+
+
+def check_inputs(engine, ram_bytes, page_size, shared_memory, hugepage_size=None, group_gid=None,
+                 hugepages_cap='70%', use_hugepages=True, system=LINUX, numa_node=None,
+                 supported_hugepage_sizes=None):
+    """Every input check of shm_settings(), before any arithmetic that depends on them: a ShmHost."""
+    if engine not in ENGINES:
+        raise SizingError('engine: %r is not one of %s' % (engine, ', '.join(ENGINES)))
+    if system not in (LINUX, SUNOS, FREEBSD):
+        raise SizingError('system: %r is not one of Linux, SunOS, FreeBSD' % (system,))
+    ram = parse_size(ram_bytes, name='ram_bytes')
+    if ram <= 0:
+        raise SizingError('ram_bytes: the RAM size is not known (%r)' % (ram_bytes,))
+    page = parse_size(page_size, name='page_size')
+    if not power_of_two(page) or page < 4096:
+        raise SizingError('page_size: %r is not a base page size (a power of two, 4K or more)' % (page_size,))
+    shared_memory_bytes = parse_size(shared_memory, ram_bytes=ram, name='shared_memory')
+    if shared_memory_bytes <= 0:
+        raise SizingError('shared_memory: %r must be above 0' % (shared_memory,))
+    if shared_memory_bytes >= ram:
+        raise SizingError('shared_memory: %s is not less than the physical memory (%s)'
+                          % (human_size(shared_memory_bytes), human_size(ram)))
+    cap = parse_share(hugepages_cap, name='hugepages_cap')
+    use_hugepages = bool(use_hugepages) and system == LINUX
+    hugepage_bytes = None
+    if use_hugepages:
+        hugepage_bytes = _checked_hugepage_size(hugepage_size, page, supported_hugepage_sizes)
+        if system == LINUX and (group_gid is None or isinstance(group_gid, bool)):
+            raise SizingError('group_gid: the database group id is needed for vm.hugetlb_shm_group')
+    if group_gid is not None:
+        group_gid = _checked_gid(group_gid)
+    if numa_node is not None and (isinstance(numa_node, bool) or not str(numa_node).isdigit()):
+        raise SizingError('numa_node: %r is not a NUMA node number' % (numa_node,))
+    return ShmHost(engine, system, ram, page, shared_memory_bytes, cap, use_hugepages, hugepage_bytes,
+                   group_gid, numa_node)
+
+
+def _checked_hugepage_size(hugepage_size, page_size, supported_hugepage_sizes):
+    """The huge page size in bytes: a power of two above the base page, one the kernel offers."""
+    if hugepage_size in (None, '', 0):
+        raise SizingError('hugepage_size: not given and the system has no default huge page size; '
+                          'give one (2M, 1G) or turn huge pages off')
+    size = parse_size(hugepage_size, name='hugepage_size')
+    if not power_of_two(size) or size <= page_size:
+        raise SizingError('hugepage_size: %r is not a huge page size (a power of two above the %s base page)'
+                          % (hugepage_size, human_size(page_size)))
+    if supported_hugepage_sizes:
+        supported = sorted(parse_size(s, name='supported_hugepage_sizes') for s in supported_hugepage_sizes)
+        if size not in supported:
+            raise SizingError('hugepage_size: %s is not supported by this kernel (supported: %s)'
+                              % (human_size(size), ', '.join(human_size(s) for s in supported)))
+    return size
+
+
+def _checked_gid(group_gid):
+    try:
+        gid = int(group_gid)
+    except (TypeError, ValueError):
+        raise SizingError('group_gid: %r is not a group id' % (group_gid,))
+    if isinstance(group_gid, bool) or gid < 0:
+        raise SizingError('group_gid: %r is not a group id' % (group_gid,))
+    return gid
+
+
+def hugepage_pool(host, hugepages_margin, values, explain):
+    """The huge page pool (Linux): ``(hugepages, hugepages_bytes)``, filling ``values`` and ``explain``.
+
+    ``hugepages`` is the list of pools ({size, count[, node]}, the hugepages module's
+    ``pages``), empty without huge pages; ``hugepages_bytes`` is the pool's size (0 without).
+    """
+    # Oracle Database Installation Guide for Linux, "Configuring HugePages on Linux":
+    # the SGA is served from huge pages, so the pool is SGA / huge page size, rounded up,
+    # plus spare pages (Oracle's hugepages_settings.sh adds one page per shared memory
+    # segment); Oracle reserves at least 30 % of RAM for standard pages, so at most 70 %
+    # for huge pages: the default cap.
+    # PostgreSQL documentation, "Managing Kernel Resources", "Linux Huge Pages": the pages
+    # needed are shared_memory_size_in_huge_pages, i.e. shared_memory_size / huge page
+    # size rounded up; more if other programs use huge pages too (the margin).
+    # MySQL Reference Manual, "Enabling Large Page Support": vm.nr_hugepages holds the
+    # InnoDB buffer pool; vm.hugetlb_shm_group is the mysql group.
+    if not host.use_hugepages:
+        return [], 0
+    ram, hugepage_size, shared_memory_bytes = host.ram_bytes, host.hugepage_size, host.shared_memory_bytes
+    needed = -(-shared_memory_bytes // hugepage_size)
+    margin = _margin_pages(hugepages_margin, needed, hugepage_size)
+    count = needed + margin
+    hugepages_bytes = count * hugepage_size
+    margin_text = '%d page%s' % (margin, '' if margin == 1 else 's')
+    if hugepages_bytes > ram:
+        raise SizingError(
+            'shared_memory: %d huge pages of %s (%s for %s shared memory plus a margin of %s) '
+            'exceed the physical memory (%s)'
+            % (count, human_size(hugepage_size), human_size(hugepages_bytes), human_size(shared_memory_bytes),
+               margin_text, human_size(ram)))
+    cap_bytes = int(host.hugepages_cap * ram)
+    if hugepages_bytes > cap_bytes:
+        raise SizingError(
+            'shared_memory: %d huge pages of %s (%s for %s shared memory plus a margin of %s) '
+            'exceed the cap of %s%% of RAM (%s of %s); lower the shared memory or the margin, '
+            'or raise hugepages_cap'
+            % (count, human_size(hugepage_size), human_size(hugepages_bytes), human_size(shared_memory_bytes),
+               margin_text, percent_text(host.hugepages_cap), human_size(cap_bytes), human_size(ram)))
+    pool = {'size': hugepage_size, 'count': count}
+    if host.numa_node is not None:
+        pool['node'] = int(host.numa_node)
+    values['vm.nr_hugepages'] = count
+    explain['vm.nr_hugepages'] = ('ceil(%d / %d) = %d pages for the shared memory + %d margin = %d (%s)'
+                                  % (shared_memory_bytes, hugepage_size, needed, margin, count,
+                                     human_size(hugepages_bytes)))
+    values['hugepages_needed'] = needed
+    values['hugepages_margin'] = margin
+    values['hugepage_size'] = hugepage_size
+    return [pool], hugepages_bytes
+
+
+def shm_limits(host, hugepages_bytes, current=None, keep_higher=False):
+    """shmmax (bytes), shmall (base pages) and shmmni (segments), with their explanations.
+
+    Returns ``({'shmmax', 'shmall', 'shmmni'}, {'shmmax', 'shmall'} explanations)``.
+    """
+    # Oracle Database Installation Guide for Linux, "Minimum Parameter Settings for
+    # Installation": shmmax = half the physical memory, in bytes (11g: and at most one byte
+    # less than it); shmall >= shmmax, in pages of the base page size; shmmni = 4096.  A
+    # larger SGA would be split into several segments, so shmmax is also raised to hold
+    # the whole (rounded) segment.  The same guide: a value already higher is not lowered.
+    # PostgreSQL "Managing Kernel Resources", table "System V IPC Parameters": SHMMAX at
+    # least the segment; SHMALL = ceil(SHMMAX / PAGE_SIZE) when counted in pages, plus room
+    # for other applications (the whole huge page pool here).
+    ram, page = host.ram_bytes, host.page_size
+    # The unit the database's segment is rounded to: the huge page when it uses them.
+    segment_unit = host.hugepage_size or page
+    segment = round_up(host.shared_memory_bytes, segment_unit)
+    shmmax = min(max(ram // 2, segment), ram - 1)
+    shmall = -(-max(shmmax, hugepages_bytes) // page)
+    shmmni = LINUX_SHMMNI
+    if keep_higher:
+        prefix = 'kern.ipc.' if host.system == FREEBSD else 'kernel.'
+        live_max, live_all = _current_int(current, prefix + 'shmmax'), _current_int(current, prefix + 'shmall')
+        live_mni = _current_int(current, 'kernel.shmmni')
+        shmmax = max(shmmax, live_max or 0)
+        shmall = max(shmall, live_all or 0)
+        shmmni = max(shmmni, live_mni or 0)
+    explain = {
+        'shmmax': ('max(RAM / 2 = %d, shared memory rounded to %s = %d), below RAM'
+                   % (ram // 2, human_size(segment_unit), segment)),
+        'shmall': 'ceil(max(shmmax, huge page pool %d) / page size %d)' % (hugepages_bytes, page),
+    }
+    return {'shmmax': shmmax, 'shmall': shmall, 'shmmni': shmmni}, explain
+
+
+def _linux_kernel_params(host, limits, limits_explain, kernel_params, explain):
+    kernel_params['kernel.shmmax'] = limits['shmmax']
+    kernel_params['kernel.shmall'] = limits['shmall']
+    kernel_params['kernel.shmmni'] = limits['shmmni']
+    explain['kernel.shmmax'] = limits_explain['shmmax']
+    explain['kernel.shmall'] = limits_explain['shmall']
+    explain['kernel.shmmni'] = 'Oracle minimum and Linux default: 4096 segments'
+    if host.use_hugepages:
+        # Linux Documentation/admin-guide/sysctl/vm.rst, hugetlb_shm_group: the group
+        # allowed to create SysV shared memory segments with huge pages (SHM_HUGETLB);
+        # MySQL's guide sets it to the mysql group, Oracle's to the oinstall/dba group.
+        kernel_params['vm.hugetlb_shm_group'] = host.group_gid
+        explain['vm.hugetlb_shm_group'] = 'gid of the database group'
+
+
+def _freebsd_kernel_params(limits, limits_explain, kernel_params, explain):
+    # PostgreSQL "Managing Kernel Resources", FreeBSD: kern.ipc.shmall is in pages
+    # (4 kB on most platforms) and kern.ipc.shmmax in bytes; kern.ipc.shm_use_phys=1
+    # keeps SysV shared memory in RAM (never paged out).  FreeBSD has no huge page
+    # pool: superpages are transparent.  kern.ipc.shmmni is a boot-time tunable, not
+    # set here.
+    kernel_params['kern.ipc.shmmax'] = limits['shmmax']
+    kernel_params['kern.ipc.shmall'] = limits['shmall']
+    kernel_params['kern.ipc.shm_use_phys'] = 1
+    explain['kern.ipc.shmmax'] = limits_explain['shmmax']
+    explain['kern.ipc.shmall'] = limits_explain['shmall']
+    explain['kern.ipc.shm_use_phys'] = 'keep SysV shared memory in RAM'
+
+
+def _solaris_settings(host, limits, limits_explain, etc_system, kernel_params, values, explain):
+    """The Solaris project controls (returned, {name: value}) and, with etc_system, the /etc/system lines."""
+    # Oracle Database Installation Guide for Oracle Solaris, "Minimum Parameter Settings
+    # for Installation" and "Requirements for Shared Memory Resources":
+    # project.max-shm-memory is half of RAM for 1-16 GB, at least 8 GB above 16 GB, and
+    # must hold the sum of the instances' shared memory; project.max-shm-ids 100,
+    # project.max-sem-ids 100, process.max-sem-nsems 256.  Solaris 10 and later need
+    # no /etc/system IPC lines; Solaris 9 reads shmsys:shminfo_* from /etc/system,
+    # written only when asked (etc_system).
+    ram = host.ram_bytes
+    project_attributes = {}
+    floor_bytes = ram // 2 if ram <= 16 * GIB else 8 * GIB
+    segment = round_up(host.shared_memory_bytes, host.page_size)
+    max_shm_memory = max(floor_bytes, segment)
+    values['project.max-shm-memory'] = max_shm_memory
+    explain['project.max-shm-memory'] = ('max(%s = %d, shared memory rounded to the page = %d)'
+                                         % ('RAM / 2' if ram <= 16 * GIB else '8 GB', floor_bytes, segment))
+    project_attributes['project.max-shm-memory'] = '(privileged,%d,deny)' % max_shm_memory
+    project_attributes['project.max-shm-ids'] = '(privileged,%d,deny)' % SOLARIS_MAX_SHM_IDS
+    values['project.max-shm-ids'] = SOLARIS_MAX_SHM_IDS
+    if host.engine == 'oracle':
+        project_attributes['project.max-sem-ids'] = '(privileged,%d,deny)' % SOLARIS_MAX_SEM_IDS
+        project_attributes['process.max-sem-nsems'] = '(privileged,%d,deny)' % SOLARIS_MAX_SEM_NSEMS
+        values['project.max-sem-ids'] = SOLARIS_MAX_SEM_IDS
+        values['process.max-sem-nsems'] = SOLARIS_MAX_SEM_NSEMS
+    if etc_system:
+        # Oracle Database Installation Guide 10g for Solaris: shmsys:shminfo_shmmax as
+        # large as the SGA (here the same rule as shmmax above), shminfo_shmmni 100.
+        kernel_params['shmsys:shminfo_shmmax'] = limits['shmmax']
+        kernel_params['shmsys:shminfo_shmmni'] = SOLARIS_ETC_SYSTEM_SHMMNI
+        explain['shmsys:shminfo_shmmax'] = limits_explain['shmmax']
+        explain['shmsys:shminfo_shmmni'] = 'Oracle minimum: 100'
+    return project_attributes
+
+
+def memlock(host, hugepages_bytes, explain):
+    """``(memlock_kb, limit_memlock)``: limits.d memlock in KB (or unlimited) and systemd LimitMEMLOCK.
+
+    Both are None when the engine needs no memlock (any system but Linux, or no huge pages
+    for PostgreSQL and MySQL).
+    """
+    # Oracle Database Installation Guide for Linux, "Checking Resource Limits for Oracle
+    # Software Installation Users" and "Configuring HugePages on Linux": memlock at least
+    # 90 % of the current RAM when HugePages are used (64 GB -> 60397977 KB), at least
+    # 3145728 KB (3 GB) without them.  It never stays below the huge page pool, so the
+    # whole SGA can be locked.
+    # MySQL Reference Manual, "Enabling Large Page Support": memlock unlimited for mysql.
+    # PostgreSQL: the docs ask for no memlock (it maps its huge pages with MAP_HUGETLB);
+    # with huge pages we set it to the pool size so that shared_memory_type=sysv segments
+    # with SHM_HUGETLB also work for a user outside vm.hugetlb_shm_group (the kernel
+    # charges those against RLIMIT_MEMLOCK).
+    memlock_kb = None
+    if host.system == LINUX:
+        hugepages_kb = -(-hugepages_bytes // 1024)
+        if host.engine == 'oracle':
+            if host.use_hugepages:
+                ram_share_kb = host.ram_bytes * 9 // 10 // 1024
+                memlock_kb = max(ram_share_kb, hugepages_kb)
+                explain['memlock'] = 'max(floor(90%% of RAM in KB) = %d, huge page pool in KB = %d)' % (
+                    ram_share_kb, hugepages_kb)
+            else:
+                memlock_kb = ORACLE_MEMLOCK_NO_HUGEPAGES_KB
+                explain['memlock'] = 'Oracle minimum without HugePages: 3145728 KB'
+        elif host.engine == 'mysql':
+            if host.use_hugepages:
+                memlock_kb = 'unlimited'
+                explain['memlock'] = 'MySQL large pages: unlimited'
+        elif host.use_hugepages:
+            memlock_kb = hugepages_kb
+            explain['memlock'] = 'huge page pool in KB: %d' % hugepages_kb
+    if memlock_kb is None:
+        limit_memlock = None
+    elif memlock_kb == 'unlimited':
+        limit_memlock = 'infinity'
+    else:
+        limit_memlock = str(memlock_kb * 1024)
+    return memlock_kb, limit_memlock
 
 
 def shm_settings(engine, ram_bytes, page_size, shared_memory, hugepage_size=None, group_gid=None,
@@ -209,231 +370,38 @@ def shm_settings(engine, ram_bytes, page_size, shared_memory, hugepage_size=None
     ``limit_memlock`` (limits.d and systemd), ``project_attributes`` (SunOS),
     ``values`` (every computed key, flat) and ``explain`` (the formula per key).
     Raises SizingError, naming the input, for bad input or a size the host cannot hold.
+
+    The steps, each with its vendor rule: check_inputs, hugepage_pool, shm_limits, the
+    platform's kernel parameters (Linux, FreeBSD; Solaris project controls and
+    /etc/system), memlock.
     """
-    # ---- input checks: all before any arithmetic that depends on them
-    if engine not in ENGINES:
-        raise SizingError('engine: %r is not one of %s' % (engine, ', '.join(ENGINES)))
-    if system not in (LINUX, SUNOS, FREEBSD):
-        raise SizingError('system: %r is not one of Linux, SunOS, FreeBSD' % (system,))
-    ram = parse_size(ram_bytes, name='ram_bytes')
-    if ram <= 0:
-        raise SizingError('ram_bytes: the RAM size is not known (%r)' % (ram_bytes,))
-    page = parse_size(page_size, name='page_size')
-    if not _power_of_two(page) or page < 4096:
-        raise SizingError('page_size: %r is not a base page size (a power of two, 4K or more)' % (page_size,))
-    shm = parse_size(shared_memory, ram_bytes=ram, name='shared_memory')
-    if shm <= 0:
-        raise SizingError('shared_memory: %r must be above 0' % (shared_memory,))
-    if shm >= ram:
-        raise SizingError('shared_memory: %s is not less than the physical memory (%s)'
-                          % (human_size(shm), human_size(ram)))
-    cap = parse_share(hugepages_cap, name='hugepages_cap')
-    use_hugepages = bool(use_hugepages) and system == LINUX
-    hp_size = None
-    if use_hugepages:
-        if hugepage_size in (None, '', 0):
-            raise SizingError('hugepage_size: not given and the system has no default huge page size; '
-                              'give one (2M, 1G) or turn huge pages off')
-        hp_size = parse_size(hugepage_size, name='hugepage_size')
-        if not _power_of_two(hp_size) or hp_size <= page:
-            raise SizingError('hugepage_size: %r is not a huge page size (a power of two above the %s base page)'
-                              % (hugepage_size, human_size(page)))
-        if supported_hugepage_sizes:
-            supported = sorted(parse_size(s, name='supported_hugepage_sizes') for s in supported_hugepage_sizes)
-            if hp_size not in supported:
-                raise SizingError('hugepage_size: %s is not supported by this kernel (supported: %s)'
-                                  % (human_size(hp_size), ', '.join(human_size(s) for s in supported)))
-        if system == LINUX and (group_gid is None or isinstance(group_gid, bool)):
-            raise SizingError('group_gid: the database group id is needed for vm.hugetlb_shm_group')
-    if group_gid is not None:
-        try:
-            gid = int(group_gid)
-        except (TypeError, ValueError):
-            raise SizingError('group_gid: %r is not a group id' % (group_gid,))
-        if isinstance(group_gid, bool) or gid < 0:
-            raise SizingError('group_gid: %r is not a group id' % (group_gid,))
-        group_gid = gid
-    if numa_node is not None and (isinstance(numa_node, bool) or not str(numa_node).isdigit()):
-        raise SizingError('numa_node: %r is not a NUMA node number' % (numa_node,))
-
-    values = {}
-    explain = {}
-    kernel_params = {}
-    hugepages = []
-    project_attributes = {}
-
-    # ---- huge pages (Linux)
-    # Oracle Database Installation Guide for Linux, "Configuring HugePages on Linux":
-    # the SGA is served from huge pages, so the pool is SGA / huge page size, rounded up,
-    # plus spare pages (Oracle's hugepages_settings.sh adds one page per shared memory
-    # segment); Oracle reserves at least 30 % of RAM for standard pages, so at most 70 %
-    # for huge pages: the default cap.
-    # PostgreSQL documentation, "Managing Kernel Resources", "Linux Huge Pages": the pages
-    # needed are shared_memory_size_in_huge_pages, i.e. shared_memory_size / huge page
-    # size rounded up; more if other programs use huge pages too (the margin).
-    # MySQL Reference Manual, "Enabling Large Page Support": vm.nr_hugepages holds the
-    # InnoDB buffer pool; vm.hugetlb_shm_group is the mysql group.
-    pool_bytes = 0
-    if use_hugepages:
-        needed = -(-shm // hp_size)
-        margin = _margin_pages(hugepages_margin, needed, hp_size)
-        count = needed + margin
-        pool_bytes = count * hp_size
-        margin_text = '%d page%s' % (margin, '' if margin == 1 else 's')
-        if pool_bytes > ram:
-            raise SizingError(
-                'shared_memory: %d huge pages of %s (%s for %s shared memory plus a margin of %s) '
-                'exceed the physical memory (%s)'
-                % (count, human_size(hp_size), human_size(pool_bytes), human_size(shm), margin_text, human_size(ram)))
-        cap_bytes = int(cap * ram)
-        if pool_bytes > cap_bytes:
-            raise SizingError(
-                'shared_memory: %d huge pages of %s (%s for %s shared memory plus a margin of %s) '
-                'exceed the cap of %s%% of RAM (%s of %s); lower the shared memory or the margin, '
-                'or raise hugepages_cap'
-                % (count, human_size(hp_size), human_size(pool_bytes), human_size(shm), margin_text,
-                   _percent_text(cap), human_size(cap_bytes), human_size(ram)))
-        entry = {'size': hp_size, 'count': count}
-        if numa_node is not None:
-            entry['node'] = int(numa_node)
-        hugepages.append(entry)
-        values['vm.nr_hugepages'] = count
-        explain['vm.nr_hugepages'] = ('ceil(%d / %d) = %d pages for the shared memory + %d margin = %d (%s)'
-                                      % (shm, hp_size, needed, margin, count, human_size(pool_bytes)))
-        values['hugepages_needed'] = needed
-        values['hugepages_margin'] = margin
-        values['hugepage_size'] = hp_size
-
-    # The unit the database's segment is rounded to: the huge page when it uses them.
-    segment = _round_up(shm, hp_size or page)
-
-    # ---- shmmax / shmall / shmmni (Linux, FreeBSD; Solaris 9 /etc/system)
-    # Oracle Database Installation Guide for Linux, "Minimum Parameter Settings for
-    # Installation": shmmax = half the physical memory, in bytes (11g: and at most one byte
-    # less than it); shmall >= shmmax, in pages of the base page size; shmmni = 4096.  A
-    # larger SGA would be split into several segments, so shmmax is also raised to hold
-    # the whole (rounded) segment.  The same guide: a value already higher is not lowered.
-    # PostgreSQL "Managing Kernel Resources", table "System V IPC Parameters": SHMMAX at
-    # least the segment; SHMALL = ceil(SHMMAX / PAGE_SIZE) when counted in pages, plus room
-    # for other applications (the whole huge page pool here).
-    shmmax = min(max(ram // 2, segment), ram - 1)
-    shmall = -(-max(shmmax, pool_bytes) // page)
-    shmmni = LINUX_SHMMNI
-    if keep_higher:
-        prefix = 'kern.ipc.' if system == FREEBSD else 'kernel.'
-        live_max, live_all = _current_int(current, prefix + 'shmmax'), _current_int(current, prefix + 'shmall')
-        live_mni = _current_int(current, 'kernel.shmmni')
-        shmmax = max(shmmax, live_max or 0)
-        shmall = max(shmall, live_all or 0)
-        shmmni = max(shmmni, live_mni or 0)
-    shm_explain = ('max(RAM / 2 = %d, shared memory rounded to %s = %d), below RAM'
-                   % (ram // 2, human_size(hp_size or page), segment))
-    all_explain = 'ceil(max(shmmax, huge page pool %d) / page size %d)' % (pool_bytes, page)
-
-    if system == LINUX:
-        kernel_params['kernel.shmmax'] = shmmax
-        kernel_params['kernel.shmall'] = shmall
-        kernel_params['kernel.shmmni'] = shmmni
-        explain['kernel.shmmax'] = shm_explain
-        explain['kernel.shmall'] = all_explain
-        explain['kernel.shmmni'] = 'Oracle minimum and Linux default: 4096 segments'
-        if use_hugepages:
-            # Linux Documentation/admin-guide/sysctl/vm.rst, hugetlb_shm_group: the group
-            # allowed to create SysV shared memory segments with huge pages (SHM_HUGETLB);
-            # MySQL's guide sets it to the mysql group, Oracle's to the oinstall/dba group.
-            kernel_params['vm.hugetlb_shm_group'] = group_gid
-            explain['vm.hugetlb_shm_group'] = 'gid of the database group'
-    elif system == FREEBSD:
-        # PostgreSQL "Managing Kernel Resources", FreeBSD: kern.ipc.shmall is in pages
-        # (4 kB on most platforms) and kern.ipc.shmmax in bytes; kern.ipc.shm_use_phys=1
-        # keeps SysV shared memory in RAM (never paged out).  FreeBSD has no huge page
-        # pool: superpages are transparent.  kern.ipc.shmmni is a boot-time tunable, not
-        # set here.
-        kernel_params['kern.ipc.shmmax'] = shmmax
-        kernel_params['kern.ipc.shmall'] = shmall
-        kernel_params['kern.ipc.shm_use_phys'] = 1
-        explain['kern.ipc.shmmax'] = shm_explain
-        explain['kern.ipc.shmall'] = all_explain
-        explain['kern.ipc.shm_use_phys'] = 'keep SysV shared memory in RAM'
+    host = check_inputs(engine, ram_bytes, page_size, shared_memory, hugepage_size=hugepage_size,
+                        group_gid=group_gid, hugepages_cap=hugepages_cap, use_hugepages=use_hugepages,
+                        system=system, numa_node=numa_node, supported_hugepage_sizes=supported_hugepage_sizes)
+    values, explain, kernel_params, project_attributes = {}, {}, {}, {}
+    hugepages, hugepages_bytes = hugepage_pool(host, hugepages_margin, values, explain)
+    limits, limits_explain = shm_limits(host, hugepages_bytes, current=current, keep_higher=keep_higher)
+    if host.system == LINUX:
+        _linux_kernel_params(host, limits, limits_explain, kernel_params, explain)
+    elif host.system == FREEBSD:
+        _freebsd_kernel_params(limits, limits_explain, kernel_params, explain)
     else:
-        # Oracle Database Installation Guide for Oracle Solaris, "Minimum Parameter Settings
-        # for Installation" and "Requirements for Shared Memory Resources":
-        # project.max-shm-memory is half of RAM for 1-16 GB, at least 8 GB above 16 GB, and
-        # must hold the sum of the instances' shared memory; project.max-shm-ids 100,
-        # project.max-sem-ids 100, process.max-sem-nsems 256.  Solaris 10 and later need
-        # no /etc/system IPC lines; Solaris 9 reads shmsys:shminfo_* from /etc/system,
-        # written only when asked (etc_system).
-        floor_bytes = ram // 2 if ram <= 16 * GIB else 8 * GIB
-        max_shm_memory = max(floor_bytes, _round_up(shm, page))
-        values['project.max-shm-memory'] = max_shm_memory
-        explain['project.max-shm-memory'] = ('max(%s = %d, shared memory rounded to the page = %d)'
-                                             % ('RAM / 2' if ram <= 16 * GIB else '8 GB', floor_bytes,
-                                                _round_up(shm, page)))
-        project_attributes['project.max-shm-memory'] = '(privileged,%d,deny)' % max_shm_memory
-        project_attributes['project.max-shm-ids'] = '(privileged,%d,deny)' % SOLARIS_MAX_SHM_IDS
-        values['project.max-shm-ids'] = SOLARIS_MAX_SHM_IDS
-        if engine == 'oracle':
-            project_attributes['project.max-sem-ids'] = '(privileged,%d,deny)' % SOLARIS_MAX_SEM_IDS
-            project_attributes['process.max-sem-nsems'] = '(privileged,%d,deny)' % SOLARIS_MAX_SEM_NSEMS
-            values['project.max-sem-ids'] = SOLARIS_MAX_SEM_IDS
-            values['process.max-sem-nsems'] = SOLARIS_MAX_SEM_NSEMS
-        if etc_system:
-            # Oracle Database Installation Guide 10g for Solaris: shmsys:shminfo_shmmax as
-            # large as the SGA (here the same rule as shmmax above), shminfo_shmmni 100.
-            kernel_params['shmsys:shminfo_shmmax'] = shmmax
-            kernel_params['shmsys:shminfo_shmmni'] = SOLARIS_ETC_SYSTEM_SHMMNI
-            explain['shmsys:shminfo_shmmax'] = shm_explain
-            explain['shmsys:shminfo_shmmni'] = 'Oracle minimum: 100'
+        project_attributes = _solaris_settings(host, limits, limits_explain, etc_system, kernel_params, values,
+                                               explain)
     values.update(kernel_params)
-
-    # ---- memlock (Linux: limits.d in KB, systemd LimitMEMLOCK in bytes)
-    # Oracle Database Installation Guide for Linux, "Checking Resource Limits for Oracle
-    # Software Installation Users" and "Configuring HugePages on Linux": memlock at least
-    # 90 % of the current RAM when HugePages are used (64 GB -> 60397977 KB), at least
-    # 3145728 KB (3 GB) without them.  It never stays below the huge page pool, so the
-    # whole SGA can be locked.
-    # MySQL Reference Manual, "Enabling Large Page Support": memlock unlimited for mysql.
-    # PostgreSQL: the docs ask for no memlock (it maps its huge pages with MAP_HUGETLB);
-    # with huge pages we set it to the pool size so that shared_memory_type=sysv segments
-    # with SHM_HUGETLB also work for a user outside vm.hugetlb_shm_group (the kernel
-    # charges those against RLIMIT_MEMLOCK).
-    memlock_kb = None
-    if system == LINUX:
-        pool_kb = -(-pool_bytes // 1024)
-        if engine == 'oracle':
-            if use_hugepages:
-                memlock_kb = max(ram * 9 // 10 // 1024, pool_kb)
-                explain['memlock'] = 'max(floor(90%% of RAM in KB) = %d, huge page pool in KB = %d)' % (
-                    ram * 9 // 10 // 1024, pool_kb)
-            else:
-                memlock_kb = ORACLE_MEMLOCK_NO_HUGEPAGES_KB
-                explain['memlock'] = 'Oracle minimum without HugePages: 3145728 KB'
-        elif engine == 'mysql':
-            if use_hugepages:
-                memlock_kb = 'unlimited'
-                explain['memlock'] = 'MySQL large pages: unlimited'
-        elif use_hugepages:
-            memlock_kb = pool_kb
-            explain['memlock'] = 'huge page pool in KB: %d' % pool_kb
-    if memlock_kb is None:
-        limit_memlock = None
-    elif memlock_kb == 'unlimited':
-        limit_memlock = 'infinity'
-    else:
-        limit_memlock = str(memlock_kb * 1024)
+    memlock_kb, limit_memlock = memlock(host, hugepages_bytes, explain)
     values['memlock_kb'] = memlock_kb
     values['limit_memlock'] = limit_memlock
-
     return {
-        'engine': engine,
-        'system': system,
-        'ram_bytes': ram,
-        'page_size': page,
-        'hugepage_size': hp_size,
-        'shared_memory_bytes': shm,
+        'engine': host.engine,
+        'system': host.system,
+        'ram_bytes': host.ram_bytes,
+        'page_size': host.page_size,
+        'hugepage_size': host.hugepage_size,
+        'shared_memory_bytes': host.shared_memory_bytes,
         'kernel_params': kernel_params,
         'hugepages': hugepages,
-        'hugepages_bytes': pool_bytes,
+        'hugepages_bytes': hugepages_bytes,
         'memlock_kb': memlock_kb,
         'limit_memlock': limit_memlock,
         'project_attributes': project_attributes,
@@ -471,8 +439,3 @@ def _hugepage_sizes(facts):
     """The huge page sizes this kernel offers: host_facts' hugepages subset is keyed by size in bytes."""
     pools = facts.get('hugepages') or {}
     return [int(size) for size in pools] or None
-
-
-def _percent_text(share):
-    text = ('%.2f' % float(share * 100)).rstrip('0').rstrip('.')
-    return text

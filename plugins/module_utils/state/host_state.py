@@ -70,7 +70,7 @@ PART_KEYS = {'sysctl': 'kernel_params', 'hugepages': 'hugepages', 'limits': 'res
              'processor_set': 'processor_set'}
 
 # What each role's compile step reads from the host's facts.
-FACT_SUBSETS = {'shared_memory': ('memory', 'hugepages'), 'processor_sets': ('memory', 'hugepages'),
+FACT_SUBSETS = {'shared_memory': ('memory', 'hugepages'), 'processor_sets': ('memory', 'hugepages', 'numa'),
                 'direct_io': ('mounts',)}
 
 

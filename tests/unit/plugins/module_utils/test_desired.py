@@ -11,6 +11,7 @@ import os
 import pytest
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.state import desired
+from ansible_collections.dbhost.tuning.plugins.module_utils.state.compile import block_queue
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import InputError
 
 GIB = 1024 ** 3
@@ -143,7 +144,7 @@ def test_bad_role_variables_are_named(root, bad, name):
 
 
 def test_block_queue_devices_split_by_kind():
-    devices = desired.block_queue_devices({'block_queue_devices': [{'name': ['sd*']}, {'name': 'nvme0n1', 'rotational': False},
+    devices = block_queue.block_queue_devices({'block_queue_devices': [{'name': ['sd*']}, {'name': 'nvme0n1', 'rotational': False},
                                                                    {'name': 'vdb', 'defaults': False,
                                                                     'attributes': {'nr_requests': 64}}]})
     assert devices == [

@@ -9,11 +9,13 @@ __metaclass__ = type
 
 import os
 import re
+from fractions import Fraction
 
 import pytest
 import yaml
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.sizing import shm as sizing
+from ansible_collections.dbhost.tuning.plugins.module_utils.sizing import units
 
 with open(os.path.join(os.path.dirname(__file__), 'sizing_cases.yml')) as _handle:
     CASES = yaml.safe_load(_handle)
@@ -34,7 +36,7 @@ def test_table_covers_the_issue():
     rams = [c['ram_bytes'] for c in linux]
     assert min(rams) == 8 * GIB and max(rams) == 2048 * GIB
     assert set(c['page_size'] for c in linux) >= set([4096, 65536])
-    assert set(sizing.parse_size(c['hugepage_size']) for c in linux if c.get('hugepage_size')) >= set([2 * 1024 ** 2, GIB])
+    assert set(units.parse_size(c['hugepage_size']) for c in linux if c.get('hugepage_size')) >= set([2 * 1024 ** 2, GIB])
     assert set(c['engine'] for c in linux) >= set(['oracle', 'postgresql'])
 
 
@@ -59,7 +61,7 @@ def test_sizing_table(case):
 
 @pytest.mark.parametrize('case', CASES['errors'], ids=[c['id'] for c in CASES['errors']])
 def test_sizing_refuses(case):
-    with pytest.raises(sizing.SizingError) as caught:
+    with pytest.raises(units.SizingError) as caught:
         _compute(case['input'])
     assert re.search(case['match'], str(caught.value)), str(caught.value)
 
@@ -79,7 +81,7 @@ def test_pool_exactly_at_the_cap_is_accepted():
     fits = _compute(dict(engine='postgresql', ram_bytes=10 * GIB, page_size=4096, shared_memory='7G',
                          hugepage_size='1G', group_gid=1, hugepages_margin=0))
     assert fits['hugepages'] == [{'size': GIB, 'count': 7}]
-    with pytest.raises(sizing.SizingError, match=r'8 huge pages of 1G \(8G for 7G shared memory plus a margin of '
+    with pytest.raises(units.SizingError, match=r'8 huge pages of 1G \(8G for 7G shared memory plus a margin of '
                                                  r'1 page\) exceed the cap of 70% of RAM \(7G of 10G\)'):
         _compute(dict(engine='postgresql', ram_bytes=10 * GIB, page_size=4096, shared_memory='7G',
                       hugepage_size='1G', group_gid=1, hugepages_margin=1))
@@ -109,13 +111,13 @@ def test_keep_higher_raises_but_never_lowers():
     (4096.0, 4096),
 ])
 def test_parse_size(text, expected):
-    assert sizing.parse_size(text) == expected
+    assert units.parse_size(text) == expected
 
 
 def test_parse_size_percentage_of_ram():
-    assert sizing.parse_size('40%', ram_bytes=64 * GIB) == int(64 * GIB * 4 / 10)
-    assert sizing.parse_size('12.5%', ram_bytes=8 * GIB) == GIB
-    assert sizing.parse_size('33%', ram_bytes=10) == 3  # rounded down to a whole byte
+    assert units.parse_size('40%', ram_bytes=64 * GIB) == int(64 * GIB * 4 / 10)
+    assert units.parse_size('12.5%', ram_bytes=8 * GIB) == GIB
+    assert units.parse_size('33%', ram_bytes=10) == 3  # rounded down to a whole byte
 
 
 @pytest.mark.parametrize('value, message', [
@@ -133,8 +135,8 @@ def test_parse_size_percentage_of_ram():
     ([1], 'is not a size'),
 ])
 def test_parse_size_refuses(value, message):
-    with pytest.raises(sizing.SizingError) as caught:
-        sizing.parse_size(value, name='shared_memory')
+    with pytest.raises(units.SizingError) as caught:
+        units.parse_size(value, name='shared_memory')
     assert str(caught.value).startswith('shared_memory: ')
     assert message in str(caught.value)
 
@@ -144,17 +146,17 @@ def test_parse_size_refuses(value, message):
     (4096, '4K'), (2097152, '2M'), (52055506944, '48.48G'), ('2048kB', '2M'), (1024 ** 6, '1E'),
 ])
 def test_human_size(value, expected):
-    assert sizing.human_size(value) == expected
+    assert units.human_size(value) == expected
 
 
 @pytest.mark.parametrize('value', ['48G', '1.5T', '2M', '64K', '3E', '100B', '1.25G'])
 def test_human_size_round_trips(value):
-    assert sizing.human_size(sizing.parse_size(value)) == value
+    assert units.human_size(units.parse_size(value)) == value
 
 
 def test_human_size_precision():
-    assert sizing.human_size(1000000, precision=0) == '977K'
-    assert sizing.human_size(1000000, precision=3) == '976.562K'
+    assert units.human_size(1000000, precision=0) == '977K'
+    assert units.human_size(1000000, precision=3) == '976.562K'
 
 
 @pytest.mark.parametrize('args, expected', [
@@ -165,25 +167,70 @@ def test_human_size_precision():
     (('2G', '1G', 'exact'), 2),
 ])
 def test_to_pages(args, expected):
-    assert sizing.to_pages(*args) == expected
+    assert units.to_pages(*args) == expected
 
 
 def test_to_pages_refuses():
-    with pytest.raises(sizing.SizingError, match="is not a whole number of 2M pages"):
-        sizing.to_pages('3M', '2M', rounding='exact')
-    with pytest.raises(sizing.SizingError, match='rounding'):
-        sizing.to_pages('3M', '2M', rounding='nearest')
-    with pytest.raises(sizing.SizingError, match='page_size'):
-        sizing.to_pages('3M', 0)
+    with pytest.raises(units.SizingError, match="is not a whole number of 2M pages"):
+        units.to_pages('3M', '2M', rounding='exact')
+    with pytest.raises(units.SizingError, match='rounding'):
+        units.to_pages('3M', '2M', rounding='nearest')
+    with pytest.raises(units.SizingError, match='page_size'):
+        units.to_pages('3M', 0)
 
 
 @pytest.mark.parametrize('value, expected', [('70%', '7/10'), ('0.7', '7/10'), (0.7, '7/10'), (70, '7/10'),
                                              ('100%', '1'), ('12.5%', '1/8')])
 def test_parse_share(value, expected):
-    assert str(sizing.parse_share(value)) == expected
+    assert str(units.parse_share(value)) == expected
 
 
 @pytest.mark.parametrize('value', ['0%', '-5%', '101%', 'most', True, None, 0, [70]])
 def test_parse_share_refuses(value):
-    with pytest.raises(sizing.SizingError, match='hugepages_cap'):
-        sizing.parse_share(value, name='hugepages_cap')
+    with pytest.raises(units.SizingError, match='hugepages_cap'):
+        units.parse_share(value, name='hugepages_cap')
+
+
+# ---- the named steps of shm_settings() on their own
+def _host(**overrides):
+    args = dict(engine='oracle', ram_bytes=64 * GIB, page_size=4096, shared_memory='48G', hugepage_size='2M',
+                group_gid=54321, hugepages_cap='80%')
+    args.update(overrides)
+    return sizing.check_inputs(args.pop('engine'), args.pop('ram_bytes'), args.pop('page_size'),
+                               args.pop('shared_memory'), **args)
+
+
+def test_check_inputs_names_quantities_as_the_result_does():
+    host = _host()
+    assert (host.ram_bytes, host.page_size, host.hugepage_size, host.shared_memory_bytes) == (
+        64 * GIB, 4096, 2 * 1024 ** 2, 48 * GIB)
+    assert host.use_hugepages and host.group_gid == 54321
+    assert _host(system='FreeBSD', group_gid=None).hugepage_size is None
+
+
+def test_hugepage_pool_and_limits_step_by_step():
+    host = _host()
+    values, explain = {}, {}
+    hugepages, hugepages_bytes = sizing.hugepage_pool(host, '1%', values, explain)
+    assert hugepages == [{'size': 2 * 1024 ** 2, 'count': 24822}]
+    assert hugepages_bytes == 24822 * 2 * 1024 ** 2
+    assert values['vm.nr_hugepages'] == 24822 and 'vm.nr_hugepages' in explain
+    limits, limits_explain = sizing.shm_limits(host, hugepages_bytes)
+    assert limits == {'shmmax': 48 * GIB, 'shmall': 12708864, 'shmmni': 4096}
+    assert set(limits_explain) == set(['shmmax', 'shmall'])
+    assert sizing.memlock(host, hugepages_bytes, {}) == (60397977, str(60397977 * 1024))
+    assert sizing.hugepage_pool(_host(use_hugepages=False), '1%', {}, {}) == ([], 0)
+
+
+def test_shm_limits_keep_higher_reads_the_live_values():
+    limits, _ = sizing.shm_limits(_host(), 0, current={'kernel.shmmni': '8192', 'kernel.shmmax': '1'},
+                                  keep_higher=True)
+    assert limits['shmmni'] == 8192 and limits['shmmax'] == 48 * GIB
+
+
+def test_percent_helpers():
+    assert units.percent_number(' 1.5% ') == Fraction(3, 2)
+    assert units.percent_number('64M') is None
+    assert units.percent_text(Fraction(7, 10)) == '70'
+    assert units.percent_text(Fraction(1, 8)) == '12.5'
+    assert units.round_up(5, 4) == 8 and units.round_up(8, 4) == 8

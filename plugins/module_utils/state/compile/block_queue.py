@@ -1,0 +1,84 @@
+# -*- coding: utf-8 -*-
+# Copyright: contributors to dbhost.tuning
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Internal to dbhost.tuning: the block_queue role's variables -> block_queue records and one call.
+
+block_queue_devices items and the role's defaults (scheduler per kind of device, rq_affinity,
+read_ahead_kb per workload) become the block_queue module's ``devices``; each attribute is
+one record, compared exactly.
+
+Pure Python, no Ansible import.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import compare
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
+from ansible_collections.dbhost.tuning.plugins.module_utils.state.compile.common import Call, root_of, text
+
+
+SELECTOR_KEYS = ('name', 'wwn', 'serial', 'model', 'vendor', 'mount', 'rotational', 'slaves', 'allow_empty')
+
+
+def block_queue_devices(v):
+    """The block_queue module's ``devices`` from block_queue_devices and the role's defaults.
+
+    An item without its own scheduler and without ``rotational`` becomes two items, one per
+    kind of device, each with its scheduler (the module does not count a kind that finds no
+    device as an empty selection).  ``defaults: false`` takes the item's attributes only.
+    """
+    workload = v.get('block_queue_workload', 'oltp')
+    read_ahead = v.get('block_queue_read_ahead_kb') or {'oltp': 128, 'dss': 4096}
+    if workload not in read_ahead:
+        raise InputError('block_queue_workload: %r is not one of %s' % (workload, ', '.join(sorted(read_ahead))))
+    common = {'rq_affinity': v.get('block_queue_rq_affinity', 1), 'read_ahead_kb': read_ahead[workload]}
+    schedulers = {False: v.get('block_queue_scheduler_nonrotational', 'none'),
+                  True: v.get('block_queue_scheduler_rotational', 'mq-deadline')}
+    out = []
+    for index, item in enumerate(v.get('block_queue_devices') or []):
+        if not isinstance(item, dict):
+            raise InputError('block_queue_devices[%d] must be a dict' % index)
+        selector = dict((k, item[k]) for k in SELECTOR_KEYS if k in item)
+        own = item.get('attributes') or {}
+        if not item.get('defaults', True):
+            kinds = [(None, own)]
+        elif 'scheduler' in own or 'rotational' in item:
+            merged = dict(common, scheduler=schedulers[bool(item.get('rotational', False))])
+            merged.update(own)
+            kinds = [(None, merged)]
+        else:
+            kinds = []
+            for rotational in (False, True):
+                merged = dict(common, scheduler=schedulers[rotational])
+                merged.update(own)
+                kinds.append((rotational, merged))
+        for rotational, attributes in kinds:
+            device = dict(selector)
+            if rotational is not None:
+                device['rotational'] = rotational
+            device['attributes'] = dict((k, val) for k, val in attributes.items() if val is not None)
+            out.append(device)
+    return out
+
+
+def compile_block_queue(state, v, facts):
+    role = 'block_queue'
+    devices = block_queue_devices(v)
+    if not devices:
+        return
+    for index, device in enumerate(devices):
+        label = ','.join(text(device.get(k)) for k in ('name', 'wwn', 'serial', 'model', 'vendor', 'mount')
+                         if k in device) or 'devices[%d]' % index
+        if 'rotational' in device:
+            label += ' (%s)' % ('rotational' if device['rotational'] else 'non-rotational')
+        for name, value in sorted(device['attributes'].items()):
+            state.add('block_queue', '%s %s' % (label, name), text(value), compare.EXACT, role,
+                      'block_queue_devices[%d] and the role defaults (rq_affinity: Linux block queue documentation)'
+                      % index)
+    state.calls.append(Call('block_queue', role, dict(
+        devices=devices, apply=bool(v.get('block_queue_apply', True)), persist=bool(v.get('block_queue_persist', True)),
+        file=v.get('block_queue_rules_file') or None, allow_empty=bool(v.get('block_queue_allow_empty', False)),
+        reload=bool(v.get('block_queue_reload', True)), trigger=bool(v.get('block_queue_trigger', False)),
+        backup=bool(v.get('block_queue_backup', False)), root=root_of(v, 'block_queue_root'))))

@@ -1,0 +1,183 @@
+# -*- coding: utf-8 -*-
+# Copyright: contributors to dbhost.tuning
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Internal to dbhost.tuning: the shared_memory role's variables -> sysctl, hugepages, limits and sysfs.
+
+shared_memory_size and the host's facts go through sizing/shm.py shm_settings_from_facts
+(the one place that sizes shared memory); its result, named ``shm_settings`` here as
+everywhere, becomes the records and calls: the kernel parameters (one sysctl call), the
+huge page pools (``hugepages``, the hugepages module's ``pages``), memlock (limits.d and
+LimitMEMLOCK), transparent huge pages (sysfs) and, on SunOS, the project.
+
+Pure Python, no Ansible import.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import compare
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
+from ansible_collections.dbhost.tuning.plugins.module_utils.sizing.profiles import ENGINE_USERS
+from ansible_collections.dbhost.tuning.plugins.module_utils.sizing.shm import ENGINES, shm_settings_from_facts
+from ansible_collections.dbhost.tuning.plugins.module_utils.sizing.units import SizingError
+from ansible_collections.dbhost.tuning.plugins.module_utils.state.compile.common import Call, group_gid, passwd_entry, root_of
+
+ROLE = 'shared_memory'
+
+# Sources of the shared_memory role's rules (the numbers are computed in sizing/shm.py).
+ORACLE_SHM = 'Oracle Database Installation Guide for Linux, "Minimum Parameter Settings for Installation"'
+ORACLE_HUGEPAGES = 'Oracle Database Installation Guide for Linux, "Configuring HugePages on Linux"'
+ORACLE_MEMLOCK = 'Oracle Database Installation Guide for Linux, "Checking Resource Limits" (memlock at least 90% of RAM)'
+POSTGRESQL_SHM = 'PostgreSQL documentation, "Managing Kernel Resources"'
+MYSQL_LARGE_PAGES = 'MySQL Reference Manual, "Enabling Large Page Support"'
+THP_SOURCE = 'the database vendors\' advice on transparent huge pages (shared_memory_transparent_hugepage)'
+SOURCES = {
+    'oracle': {'shm': ORACLE_SHM, 'hugepages': ORACLE_HUGEPAGES, 'memlock': ORACLE_MEMLOCK},
+    'postgresql': {'shm': POSTGRESQL_SHM, 'hugepages': POSTGRESQL_SHM, 'memlock': POSTGRESQL_SHM},
+    'mysql': {'shm': ORACLE_SHM, 'hugepages': MYSQL_LARGE_PAGES, 'memlock': MYSQL_LARGE_PAGES},
+}
+SYSCTL_FILES = {'Linux': '/etc/sysctl.d/90-dbhost-tuning-shm.conf', 'FreeBSD': '/etc/sysctl.conf', 'SunOS': '/etc/system'}
+
+
+def compile_shared_memory(state, v, facts, numa_node=None):
+    """Add the shared_memory role's records and calls to ``state``; returns the shm_settings."""
+    system = facts.get('system', 'Linux')
+    if system not in ('Linux', 'FreeBSD', 'SunOS'):
+        raise InputError('dbhost.tuning.shared_memory supports Linux, FreeBSD and SunOS; this host is %s' % system)
+    engine = v.get('shared_memory_engine', 'oracle')
+    if engine not in ENGINES:
+        raise InputError('shared_memory_engine: %r is not one of %s' % (engine, ', '.join(ENGINES)))
+    shared_memory_size = v.get('shared_memory_size')
+    if shared_memory_size in (None, ''):
+        raise InputError('shared_memory_size must be set: the database\'s shared memory (48G, 40%...)')
+    root = root_of(v, 'shared_memory_root')
+    user, gid = _account(v, system, engine, root)
+    comparison = _comparison(v, 'shared_memory_comparison')
+    hugepages_comparison = _comparison(v, 'shared_memory_hugepages_comparison')
+    if numa_node is None:
+        numa_node = v.get('shared_memory_numa_node')
+    try:
+        shm_settings = shm_settings_from_facts(
+            facts, engine, shared_memory_size, group_gid=gid,
+            hugepage_size=v.get('shared_memory_hugepage_size') or None,
+            hugepages_cap=v.get('shared_memory_hugepages_cap', '70%'),
+            hugepages_margin=v.get('shared_memory_hugepages_margin', '1%'),
+            use_hugepages=bool(v.get('shared_memory_hugepages', True)), numa_node=numa_node,
+            etc_system=bool(v.get('shared_memory_etc_system', False)))
+    except SizingError as exc:
+        raise InputError('shared_memory: %s' % exc)
+    sources = SOURCES[engine]
+    common = dict(root=root, backup=bool(v.get('shared_memory_backup', False)),
+                  fail_on_shadowed=bool(v.get('shared_memory_fail_on_shadowed', True)))
+    _kernel_params(state, v, system, shm_settings, comparison, sources, common)
+    if system == 'Linux':
+        _hugepages(state, v, shm_settings, hugepages_comparison, sources, common)
+        _memlock(state, v, shm_settings, user, comparison, sources, common)
+        _thp(state, v, common)
+    elif system == 'SunOS':
+        _project(state, v, shm_settings, user, sources, dict(root=root, backup=common['backup']))
+    return shm_settings
+
+
+def _account(v, system, engine, root):
+    """The database user and the gid for vm.hugetlb_shm_group (None on FreeBSD), refused if unknown."""
+    user = v.get('shared_memory_user') or ENGINE_USERS[engine]
+    group = v.get('shared_memory_group') or ''
+    gid = None
+    if system != 'FreeBSD':
+        entry = passwd_entry(root, user)
+        if entry is None:
+            raise InputError('shared_memory_user %r does not exist on this host; create it first, or set '
+                             'shared_memory_user (default for engine %s: %s)' % (user, engine, ENGINE_USERS[engine]))
+        gid = entry[1]
+        if group and system == 'Linux':
+            gid = group_gid(root, group)
+            if gid is None:
+                raise InputError('shared_memory_group %r does not exist on this host' % (group,))
+    return user, gid
+
+
+def _comparison(v, name):
+    comparison = v.get(name, compare.MINIMUM)
+    if comparison not in (compare.MINIMUM, compare.EXACT):
+        raise InputError('%s: %r is not one of minimum, exact' % (name, comparison))
+    return comparison
+
+
+def _kernel_params(state, v, system, shm_settings, comparison, sources, common):
+    """shm_settings' kernel_params: one sysctl record each, and the role's sysctl call (sysctl.d, sysctl.conf, /etc/system)."""
+    params = shm_settings['kernel_params']
+    for key in sorted(params):
+        exact = key in ('vm.hugetlb_shm_group', 'kern.ipc.shm_use_phys') or system == 'SunOS'
+        state.add('sysctl', key, str(params[key]), compare.EXACT if exact else comparison, ROLE,
+                  '%s: %s' % (sources['shm'], shm_settings['explain'].get(key, '')))
+    sysctl_file = SYSCTL_FILES[system]
+    if system == 'Linux':
+        sysctl_file = v.get('shared_memory_sysctl_file') or sysctl_file
+    if params:
+        state.calls.append(Call('sysctl', ROLE, dict(file=sysctl_file, root=common['root'], backup=common['backup'],
+                                                     mode=compare.EXACT, fail_on_shadowed=common['fail_on_shadowed'])))
+
+
+def _hugepages(state, v, shm_settings, hugepages_comparison, sources, common):
+    """shm_settings' hugepages (the pools): one record per pool and one hugepages call (Linux)."""
+    hugepages = shm_settings['hugepages']
+    for pool in hugepages:
+        system_wide = pool.get('node') is None
+        key = 'vm.nr_hugepages' if system_wide else 'hugepages node%s %s' % (pool['node'], pool['size'])
+        state.add('hugepages', key, pool['count'], hugepages_comparison, ROLE,
+                  '%s: %s' % (sources['hugepages'], shm_settings['explain'].get('vm.nr_hugepages', '')),
+                  namespace='sysctl:vm.nr_hugepages' if system_wide else None)
+    if hugepages:
+        state.calls.append(Call('hugepages', ROLE, dict(
+            pages=[dict(pool) for pool in hugepages], on_short=v.get('shared_memory_hugepages_on_short', 'fail'),
+            root=common['root'], backup=common['backup'], comparison=hugepages_comparison,
+            fail_on_shadowed=common['fail_on_shadowed'])))
+
+
+def _memlock(state, v, shm_settings, user, comparison, sources, common):
+    """memlock_kb (limits.d, soft and hard) and limit_memlock (the service's LimitMEMLOCK): one limits call."""
+    if shm_settings['memlock_kb'] is None:
+        return
+    memlock_kb = str(shm_settings['memlock_kb'])
+    limit_memlock = shm_settings['limit_memlock']
+    for side in ('soft', 'hard'):
+        state.add('limits', '%s %s memlock' % (user, side), memlock_kb, comparison, ROLE,
+                  '%s: %s' % (sources['memlock'], shm_settings['explain'].get('memlock', '')))
+    kwargs = dict(limits_list=[{'domain': user, 'type': side, 'item': 'memlock', 'value': memlock_kb}
+                               for side in ('soft', 'hard')],
+                  limits_file=v.get('shared_memory_limits_file') or None, comparison=comparison, **common)
+    service = v.get('shared_memory_service') or ''
+    if service:
+        kwargs.update(service=service, service_limits={'LimitMEMLOCK': limit_memlock})
+        state.add('service_limits', '%s LimitMEMLOCK' % service, limit_memlock, comparison, ROLE, sources['memlock'])
+        if v.get('shared_memory_service_restart'):
+            state.restart_services.append({'owner': ROLE, 'service': service, 'when': 'limits'})
+    state.calls.append(Call('limits', ROLE, kwargs))
+
+
+def _thp(state, v, common):
+    """Transparent huge pages (enabled, defrag): sysfs records and one sysfs call with its tmpfiles.d file."""
+    attributes = {}
+    for name, var in (('kernel/mm/transparent_hugepage/enabled', 'shared_memory_transparent_hugepage'),
+                      ('kernel/mm/transparent_hugepage/defrag', 'shared_memory_transparent_hugepage_defrag')):
+        value = v.get(var, 'never' if var.endswith('hugepage') else '')
+        if value:
+            attributes[name] = value
+            state.add('sysfs', name, value, compare.EXACT, ROLE, THP_SOURCE)
+    if attributes:
+        state.calls.append(Call('sysfs', ROLE, dict(
+            attributes=attributes, apply=bool(v.get('shared_memory_transparent_hugepage_apply', True)),
+            tmpfiles_file=v.get('shared_memory_tmpfiles_file') or None, **common)))
+
+
+def _project(state, v, shm_settings, user, sources, common):
+    """SunOS: shm_settings' project_attributes, one record each, in one project (a limits call)."""
+    project = v.get('shared_memory_project') or 'user.%s' % user
+    attributes = shm_settings['project_attributes']
+    for name, value in sorted(attributes.items()):
+        state.add('project', '%s %s' % (project, name), value, compare.EXACT, ROLE, sources['shm'])
+    state.calls.append(Call('limits', ROLE, dict(projects=[{
+        'name': project, 'id': int(v.get('shared_memory_project_id', 100)), 'comment': 'dbhost.tuning shared memory',
+        'users': [user], 'attributes': attributes}], **common)))

@@ -74,8 +74,8 @@ def linux_hugepages(root):
         if not match:
             continue
         for size_key, pool in pools.items():
-            count = sysfs.read_text(os.path.join(node_base, node, 'hugepages',
-                                       'hugepages-%dkB' % (pool['size_bytes'] // 1024), 'nr_hugepages'))
+            name = 'hugepages-%dkB' % (pool['size_bytes'] // 1024)
+            count = sysfs.read_text(os.path.join(node_base, node, 'hugepages', name, 'nr_hugepages'))
             if count is not None:
                 pool['nodes'][match.group(1)] = int(count)
     return pools

@@ -23,7 +23,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.formats import sysct
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import sysctl_keys
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.base import Plan
 # The backends are named here too: tests and callers reach them as kernel_params.LinuxBackend...
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans.kernel_backends import (  # noqa: F401
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.kernel_backends import (  # noqa: F401 pylint: disable=unused-import
     BACKENDS, HEADER, KERNEL_DEFAULT_SOURCE, KERNEL_DEFAULTS_64BIT, SYSTEMD_BOOT_VALUES_64BIT, FreeBSDBackend,
     LinuxBackend, SunOSBackend, kernel_default)
 

@@ -144,9 +144,9 @@ def test_bad_role_variables_are_named(root, bad, name):
 
 
 def test_block_queue_devices_split_by_kind():
-    devices = block_queue.block_queue_devices({'block_queue_devices': [{'name': ['sd*']}, {'name': 'nvme0n1', 'rotational': False},
-                                                                   {'name': 'vdb', 'defaults': False,
-                                                                    'attributes': {'nr_requests': 64}}]})
+    entries = [{'name': ['sd*']}, {'name': 'nvme0n1', 'rotational': False},
+               {'name': 'vdb', 'defaults': False, 'attributes': {'nr_requests': 64}}]
+    devices = block_queue.block_queue_devices({'block_queue_devices': entries})
     assert devices == [
         {'name': ['sd*'], 'rotational': False, 'attributes': {'rq_affinity': 1, 'read_ahead_kb': 128, 'scheduler': 'none'}},
         {'name': ['sd*'], 'rotational': True,

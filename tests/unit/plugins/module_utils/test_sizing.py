@@ -82,7 +82,7 @@ def test_pool_exactly_at_the_cap_is_accepted():
                          hugepage_size='1G', group_gid=1, hugepages_margin=0))
     assert fits['hugepages'] == [{'size': GIB, 'count': 7}]
     with pytest.raises(units.SizingError, match=r'8 huge pages of 1G \(8G for 7G shared memory plus a margin of '
-                                                 r'1 page\) exceed the cap of 70% of RAM \(7G of 10G\)'):
+                                                r'1 page\) exceed the cap of 70% of RAM \(7G of 10G\)'):
         _compute(dict(engine='postgresql', ram_bytes=10 * GIB, page_size=4096, shared_memory='7G',
                       hugepage_size='1G', group_gid=1, hugepages_margin=1))
 
@@ -193,11 +193,12 @@ def test_parse_share_refuses(value):
 
 # ---- the named steps of shm_settings() on their own
 def _host(**overrides):
-    args = dict(engine='oracle', ram_bytes=64 * GIB, page_size=4096, shared_memory='48G', hugepage_size='2M',
-                group_gid=54321, hugepages_cap='80%')
-    args.update(overrides)
-    return sizing.check_inputs(args.pop('engine'), args.pop('ram_bytes'), args.pop('page_size'),
-                               args.pop('shared_memory'), **args)
+    given = dict(engine='oracle', ram_bytes=64 * GIB, page_size=4096, shared_memory='48G')
+    keywords = dict(hugepage_size='2M', group_gid=54321, hugepages_cap='80%')
+    for key, value in overrides.items():
+        (given if key in given else keywords)[key] = value
+    return sizing.check_inputs(given['engine'], given['ram_bytes'], given['page_size'], given['shared_memory'],
+                               **keywords)
 
 
 def test_check_inputs_names_quantities_as_the_result_does():
@@ -223,8 +224,8 @@ def test_hugepage_pool_and_limits_step_by_step():
 
 
 def test_shm_limits_keep_higher_reads_the_live_values():
-    limits, _ = sizing.shm_limits(_host(), 0, current={'kernel.shmmni': '8192', 'kernel.shmmax': '1'},
-                                  keep_higher=True)
+    limits, dummy = sizing.shm_limits(_host(), 0, current={'kernel.shmmni': '8192', 'kernel.shmmax': '1'},
+                                      keep_higher=True)
     assert limits['shmmni'] == 8192 and limits['shmmax'] == 48 * GIB
 
 

@@ -29,6 +29,15 @@ def split_lines(text):
     return (text or '').splitlines(True)
 
 
+def numbered_lines(text):
+    """Each line of ``text`` as (number from 1, the line without its \\r/\\n ending, offset of its
+    start, offset past its end): for formats that point back into the file's text."""
+    offset = 0
+    for number, line in enumerate(split_lines(text), 1):
+        yield number, line.rstrip('\r\n'), offset, offset + len(line)
+        offset += len(line)
+
+
 def body(line):
     """A line without its ending (``\\n``, ``\\r\\n`` or any other line boundary)."""
     return line.splitlines()[0] if line else ''

@@ -21,6 +21,8 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.dbhost.tuning.plugins.module_utils.formats import keyed
+
 SERVER_GROUPS = ('mysqld', 'server', 'mariadb', 'mariadbd', 'client-server', 'galera')
 VERSIONED_GROUP_RE = re.compile(r'^(?:mysqld|mariadb|mariadbd)-([0-9]+\.[0-9]+)\Z')
 NAME_RE = re.compile(r'^[A-Za-z][A-Za-z0-9_-]*\Z')
@@ -200,11 +202,7 @@ def parse(text, source='my.cnf'):
     """Return the file's items in order; options before any group are refused, as mysqld does."""
     items = []
     group = None
-    offset = 0
-    for number, line in enumerate((text or '').splitlines(True), 1):
-        body = line.rstrip('\r\n')
-        line_offset = offset
-        offset += len(line)
+    for number, body, line_offset, offset in keyed.numbered_lines(text):
         stripped = body.strip()
         if not stripped or stripped[0] in '#;':
             continue

@@ -23,6 +23,8 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.dbhost.tuning.plugins.module_utils.formats import keyed
+
 INCLUDE_DIRECTIVES = ('include', 'include_if_exists', 'include_dir')
 AUTO_CONF = 'postgresql.auto.conf'
 
@@ -199,11 +201,7 @@ def _quoted_end(line, start):
 def parse(text, source='postgresql.conf'):
     """Return the entries of one file in order (include directives too)."""
     entries = []
-    offset = 0
-    for number, line in enumerate((text or '').splitlines(True), 1):
-        body = line.rstrip('\r\n')
-        line_offset = offset
-        offset += len(line)
+    for number, body, line_offset, offset in keyed.numbered_lines(text):
         stripped = body.strip()
         if not stripped or stripped.startswith('#'):
             continue

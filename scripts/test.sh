@@ -3,7 +3,8 @@
 # Debian 12: podman, base images, .venv). Stages, in order:
 #   unit       pytest tests/unit tests/integration (the kill test starts the
 #              modules as processes on fake trees; no container)
-#   sanity     ansible-test sanity (Python 3.11) on a copy of the git-tracked files
+#   sanity     scripts/check_layout.py, then ansible-test sanity (Python 3.11) on a
+#              copy of the git-tracked files
 #   lint       ansible-lint --profile production on roles/ and playbooks/
 #   molecule   molecule test -s NAME for every molecule/*/molecule.yml
 # The unit stage first installs postgresql and mariadb-server (scripts/
@@ -152,6 +153,9 @@ stage_sanity() {
     log "tests/sanity/ignore-2.19.txt must stay empty"
     return 1
   fi
+  # The layers of module_utils, no import cycle, no file over 500 lines and no
+  # function over 80 (docs/DEVELOPING.md, "The layers").
+  python3 scripts/check_layout.py
   seed_pip_bootstrap
   cd "$copy"
   # --venv: the sanity tools get their own virtual environments with the exact

@@ -400,14 +400,7 @@ class FileChange(object):
         return self.before != self.after
 
     def report(self, result):
-        """Add the diff to ``result``; outside check mode, remove stale temporary files too.
-
-        A run that was killed while writing this file left its temporary file beside it:
-        the next run that plans the file (not in check mode, which changes nothing)
-        removes it, as remove_stale_temps() says.
-        """
-        if not getattr(result, 'check_mode', True):
-            self.tidy()
+        """Add the diff to ``result`` when the file changes (it touches nothing: render() calls it)."""
         if self.needed:
             result.add_diff(self.shown_path, self.before, self.after)
 
@@ -419,6 +412,19 @@ class FileChange(object):
             # apply() says why, if it is called.
             return []
         return remove_stale_temps(target)
+
+    def commit(self, module=None, backup_file=False, check_mode=False):
+        """What a plan's apply() does with its file: nothing in check mode; otherwise remove
+        the temporary files killed writes left, then apply() when needed.  The backup's name, or None.
+
+        A run that was killed while writing this file left its temporary file beside it:
+        the next run that plans the file (not in check mode, which changes nothing)
+        removes it, as remove_stale_temps() says.
+        """
+        if check_mode:
+            return None
+        self.tidy()
+        return self.apply(module, backup_file=backup_file)
 
     def apply(self, module=None, backup_file=False, mode=0o644, make_parents=True):
         if not self.needed:

@@ -76,8 +76,7 @@ class UnitDropIn(object):
         Called outside check mode only.  A failed reload is reported in the Applied, not raised.
         """
         applied = Applied(change.needed)
-        if change.needed:
-            applied.backup_file = change.apply(module, backup_file=backup)
+        applied.backup_file = change.commit(module, backup_file=backup)
         if reload:
             rc, out, err = self.runner(['systemctl', 'daemon-reload'])
             if rc != 0:

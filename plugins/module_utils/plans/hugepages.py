@@ -4,12 +4,11 @@
 """Internal to dbhost.tuning: plan and apply Linux huge page pools, and read back what
 the kernel really allocated.
 
-Pools: one per page size in /sys/kernel/mm/hugepages/hugepages-<kB>kB/nr_hugepages, and
-one per NUMA node and size in /sys/devices/system/node/node<N>/hugepages/.  Writing a
-count asks the kernel for that many pages; it allocates what it can find (contiguous
-free memory), so the count is always read back: a short allocation is reported as
-``failed`` with "requested N, allocated M", never hidden.  Before giving up, memory can
-be compacted once (``1`` into /proc/sys/vm/compact_memory) and the write retried.
+The pools and their checks are in plans/hugepage_pools.py.  Writing a count asks the
+kernel for that many pages; it allocates what it can find (contiguous free memory), so
+the count is always read back: a short allocation is reported as ``failed`` with
+"requested N, allocated M", never hidden.  Before giving up, memory can be compacted
+once (``1`` into /proc/sys/vm/compact_memory) and the write retried.
 
 Persistence, chosen so that every pool survives a reboot with what systemd already runs:
 - the default page size, no node: vm.nr_hugepages in a sysctl.d file (systemd-sysctl),
@@ -18,8 +17,9 @@ Persistence, chosen so that every pool survives a reboot with what systemd alrea
   count at boot (systemd-tmpfiles-setup.service, before sysinit.target), resolved
   across the tmpfiles.d search path (first file wins there).
 
-All kernel access goes through a Kernel object: the seam where unit tests put a kernel
-that allocates fewer pages than asked.
+HugePages fills in the Plan hooks (plans/base.py): desired() is the pools, read_live()
+their counts, read_persisted() the two files and what wins at boot, apply() the only
+hook that writes, render() the records.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -31,123 +31,39 @@ import re
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import compare
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import FileChange, PathError, read_text, rooted
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import (
+    FAILED, UNSUPPORTED, Setting, decide_status)
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import InputError  # noqa: F401 (re-exported)
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import sysctl
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import tmpfiles
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import FileChange, PathError, confine, read_text, rooted
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import (
-    FAILED, UNSUPPORTED, Result, Setting, decide_status)
-from ansible_collections.dbhost.tuning.plugins.module_utils.sizing.shm import SizingError, human_size, parse_size
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import InputError  # noqa: F401 (re-exported)
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.base import Plan
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.hugepage_pools import (
+    GLOBAL_POOLS, Kernel, read_pools, room_hint)
 
 DEFAULT_SYSCTL_FILE = '/etc/sysctl.d/90-dbhost-tuning-hugepages.conf'
 DEFAULT_TMPFILES_FILE = '/etc/tmpfiles.d/90-dbhost-tuning-hugepages.conf'
-GLOBAL_POOLS = '/sys/kernel/mm/hugepages'
-NODE_POOLS = '/sys/devices/system/node/node%d/hugepages'
-COMPACT = '/proc/sys/vm/compact_memory'
 SYSCTL_KEY = 'vm.nr_hugepages'
 SYSCTL_HEADER = '# Managed by dbhost.tuning.hugepages: the default-size huge page pool.'
 TMPFILES_HEADER = ('# Managed by dbhost.tuning.hugepages: huge page pools of other sizes and per NUMA node,\n'
                    '# written by systemd-tmpfiles at boot.')
 ON_SHORT = ('fail', 'warn')
-_POOL_DIR = re.compile(r'^hugepages-([0-9]+)kB\Z')
-_NODE_MEMTOTAL = re.compile(r'^Node\s+[0-9]+\s+MemTotal:\s+([0-9]+)\s*kB', re.MULTILINE)
-
-
-class Kernel(object):
-    """Reads and writes pool counts and compacts memory under ``root``.
-
-    Unit tests replace it with a kernel that allocates fewer pages than asked.
-    """
-
-    def __init__(self, root='/'):
-        self.root = root or '/'
-
-    def read_count(self, local_path):
-        with open(confine(self.root, local_path)) as handle:
-            return int(handle.read().strip())
-
-    def write_count(self, local_path, count):
-        """Write like ``echo count > nr_hugepages``; OSError carries the kernel's errno."""
-        fd = os.open(confine(self.root, local_path), os.O_WRONLY)
-        try:
-            os.write(fd, ('%d\n' % count).encode('ascii'))
-        finally:
-            os.close(fd)
-
-    def compact(self):
-        """Ask the kernel to compact all zones, so that free memory becomes contiguous.
-
-        Nothing else is dropped (no drop_caches): compaction only moves movable pages.
-        """
-        fd = os.open(rooted(self.root, COMPACT), os.O_WRONLY)
-        try:
-            os.write(fd, b'1\n')
-        finally:
-            os.close(fd)
-
-
-class Pool(object):
-    """One huge page pool: a page size, optionally on one NUMA node, and a desired count."""
-
-    __slots__ = ('size_kb', 'node', 'count', 'default_size')
-
-    def __init__(self, size_kb, node, count, default_size):
-        self.size_kb = size_kb
-        self.node = node
-        self.count = count
-        self.default_size = default_size
-
-    @property
-    def folder(self):
-        base = GLOBAL_POOLS if self.node is None else NODE_POOLS % self.node
-        return '%s/hugepages-%dkB' % (base, self.size_kb)
-
-    @property
-    def path(self):
-        return self.folder + '/nr_hugepages'
-
-    @property
-    def name(self):
-        pool = 'hugepages-%dkB' % self.size_kb
-        return pool if self.node is None else 'node%d/%s' % (self.node, pool)
-
-    @property
-    def by_sysctl(self):
-        """The default size without a node is vm.nr_hugepages; everything else a tmpfiles line."""
-        return self.node is None and self.default_size
-
-    @property
-    def bytes(self):
-        return self.count * self.size_kb * 1024
-
-
-def _size_kb(value, where):
-    if isinstance(value, str):
-        # Blanks around the size are forgiven, no other space (U+00A0) or control character.
-        validate.check_path(value.strip(' '), where)
-    try:
-        size = parse_size(value, name=where)
-    except SizingError as exc:
-        raise InputError(str(exc))
-    if size % 1024 or size < 4096:
-        raise InputError('%s: %r is not a huge page size' % (where, value))
-    return size // 1024
 
 
 class HugePages(Plan):
-    """One run of the hugepages module: validate, plan, apply (unless check mode), report."""
+    """The hugepages module's plan: each pool's count, live and persisted."""
 
     def failed_records(self, result):
         # A short allocation is a failed record too; it is worded by extra_problems().
         return [s for s in result.failed_settings() if s.detail.startswith('the kernel refused')]
 
+    def short_text(self):
+        return 'short huge page allocation: %s' % '; '.join(
+            '%s requested %d, allocated %d' % item for item in self.short)
+
     def extra_problems(self, result):
-        if self.short and self.on_short == 'fail':
-            return ['short huge page allocation: %s' % '; '.join(
-                '%s requested %d, allocated %d' % item for item in self.short)]
-        return []
+        return [self.short_text()] if self.short and self.on_short == 'fail' else []
 
     def __init__(self, pages, on_short='fail', compact=True, apply=True, persist=True,
                  sysctl_file=None, tmpfiles_file=None, root='/', backup=False, fail_on_shadowed=True,
@@ -178,19 +94,6 @@ class HugePages(Plan):
         self.compacted = False
 
     # ---------------------------------------------------------------- validation
-    def supported_sizes(self):
-        folder = rooted(self.root, GLOBAL_POOLS)
-        sizes = []
-        for name in os.listdir(folder) if os.path.isdir(folder) else []:
-            match = _POOL_DIR.match(name)
-            if match:
-                sizes.append(int(match.group(1)))
-        return sorted(sizes)
-
-    def default_size_kb(self):
-        size = platforms.meminfo(self.root).get('Hugepagesize')
-        return size // 1024 if size else None
-
     def _check_files(self):
         for option, path in (('sysctl_file', self.sysctl_file), ('tmpfiles_file', self.tmpfiles_file)):
             validate.check_path(path, option)
@@ -215,78 +118,40 @@ class HugePages(Plan):
         self._check_files()
         if self.root == '/' and self.supported and not self.live_available:
             raise InputError('this kernel has no huge page support (no %s)' % GLOBAL_POOLS)
-        supported = self.supported_sizes()
-        default_kb = self.default_size_kb()
-        pools = []
-        seen = {}
-        for index, item in enumerate(self.raw_pages):
-            where = 'pages[%d]' % index
-            if not isinstance(item, dict):
-                raise InputError('%s must be a dict with size, count and node' % where)
-            unknown = sorted(set(item) - set(['size', 'count', 'node']))
-            if unknown:
-                raise InputError('%s: unknown key(s) %s' % (where, ', '.join(unknown)))
-            count = item.get('count')
-            if isinstance(count, bool) or not isinstance(count, int):
-                raise InputError('%s.count: %r is not a whole number of pages' % (where, count))
-            if count < 0:
-                raise InputError('%s.count: %d is negative' % (where, count))
-            if item.get('size') in (None, ''):
-                if default_kb is None:
-                    raise InputError('%s.size: not given, and the system has no default huge page size '
-                                     '(no Hugepagesize in /proc/meminfo)' % where)
-                size_kb = default_kb
-            else:
-                size_kb = _size_kb(item['size'], '%s.size' % where)
-            if self.live_available and size_kb not in supported:
-                raise InputError('%s.size: %s pages are not supported by this kernel (no %s/hugepages-%dkB; '
-                                 'supported: %s)' % (where, human_size(size_kb * 1024), GLOBAL_POOLS, size_kb,
-                                                     ', '.join(human_size(s * 1024) for s in supported) or 'none'))
-            node = item.get('node')
-            if node is not None:
-                if isinstance(node, bool) or not isinstance(node, int) or node < 0:
-                    raise InputError('%s.node: %r is not a NUMA node number' % (where, node))
-                if self.live_available:
-                    node_dir = rooted(self.root, '/sys/devices/system/node/node%d' % node)
-                    if not os.path.isdir(node_dir):
-                        raise InputError('%s.node: NUMA node %d does not exist (no %s)'
-                                         % (where, node, '/sys/devices/system/node/node%d' % node))
-                    if not os.path.isdir(rooted(self.root, NODE_POOLS % node + '/hugepages-%dkB' % size_kb)):
-                        raise InputError('%s.node: node %d has no %s pool' % (where, node, human_size(size_kb * 1024)))
-            pool = Pool(size_kb, node, count, size_kb == default_kb)
-            if (size_kb, node) in seen:
-                raise InputError('%s: the %s pool is already given as pages[%d]' % (where, pool.name, seen[(size_kb, node)]))
-            seen[(size_kb, node)] = index
-            pools.append(pool)
-        for pool in pools:
-            if pool.node is not None and (pool.size_kb, None) in seen:
-                raise InputError('pages[%d] and pages[%d]: the %s pages are given both for the whole system and '
-                                 'per node; give one or the other' % (seen[(pool.size_kb, None)],
-                                                                      seen[(pool.size_kb, pool.node)],
-                                                                      human_size(pool.size_kb * 1024)))
-        self._check_memory(pools)
-        self.pools = pools
+        self.pools = read_pools(self.raw_pages, self.root, self.live_available)
 
-    def _check_memory(self, pools):
-        """Refuse pools that cannot fit in physical memory (host, and each node)."""
-        total = platforms.meminfo(self.root).get('MemTotal')
-        wanted = sum(pool.bytes for pool in pools)
-        if total and wanted > total:
-            raise InputError('pages: %s of huge pages (%s) exceed the physical memory (%s)' % (
-                human_size(wanted), ', '.join('%d x %s' % (p.count, human_size(p.size_kb * 1024)) for p in pools),
-                human_size(total)))
-        per_node = {}
-        for pool in pools:
-            if pool.node is not None:
-                per_node[pool.node] = per_node.get(pool.node, 0) + pool.bytes
-        for node, wanted in sorted(per_node.items()):
-            text = read_text(rooted(self.root, '/sys/devices/system/node/node%d/meminfo' % node))
-            match = _NODE_MEMTOTAL.search(text or '')
-            if match and wanted > int(match.group(1)) * 1024:
-                raise InputError('pages: %s of huge pages on node %d exceed its memory (%s)'
-                                 % (human_size(wanted), node, human_size(int(match.group(1)) * 1024)))
+    def desired(self):
+        return self.pools
 
-    # ---------------------------------------------------------------- persisted side
+    # ---------------------------------------------------------------- comparing
+    def _meets(self, value, pool):
+        if value is None:
+            return False
+        return value >= pool.count if self.comparison == compare.MINIMUM else value == pool.count
+
+    def _count_to_write(self, pool, live):
+        """The count to persist: a minimum keeps a larger live pool instead of shrinking it at boot."""
+        if self.comparison == compare.MINIMUM and live is not None and live > pool.count:
+            return live
+        return pool.count
+
+    def _target(self, pool):
+        if not self.persist:
+            return pool.path
+        return self.sysctl_file if pool.by_sysctl else self.tmpfiles_file
+
+    # ---------------------------------------------------------------- reading
+    def read_live(self, desired):
+        live = dict((pool.name, None) for pool in desired)
+        if not (self.supported and self.live_available):
+            return live
+        for pool in desired:
+            try:
+                live[pool.name] = self.kernel.read_count(rooted(self.root, pool.path))
+            except (IOError, OSError, ValueError):
+                pass
+        return live
+
     def _sysctl_resolver(self, text):
         files = []
         for shown, local in sysctl.boot_files(self.root, extra=self.sysctl_file):
@@ -310,38 +175,35 @@ class HugePages(Plan):
         return resolve
 
     def _resolver(self, sysctl_text, tmpfiles_text):
+        """pool -> (count, file) that wins at boot, were our two files to hold these texts."""
         by_sysctl = self._sysctl_resolver(sysctl_text or '')
         by_tmpfiles = self._tmpfiles_resolver(tmpfiles_text or '')
         return lambda pool: (by_sysctl if pool.by_sysctl else by_tmpfiles)(pool)
 
-    def _meets(self, value, pool):
-        if value is None:
-            return False
-        return value >= pool.count if self.comparison == compare.MINIMUM else value == pool.count
+    def read_persisted(self, desired):
+        """Our two files' paths and texts, and what wins at boot now."""
+        if not self.supported:
+            return {}
+        files = [(shown, rooted(self.root, shown)) for shown in (self.sysctl_file, self.tmpfiles_file)]
+        texts = [read_text(local) for shown, local in files]
+        return {'files': files, 'texts': texts, 'resolve': self._resolver(*texts)}
 
-    def _count_to_write(self, pool, live):
-        """The count to persist: a minimum keeps a larger live pool instead of shrinking it at boot."""
-        if self.comparison == compare.MINIMUM and live is not None and live > pool.count:
-            return live
-        return pool.count
-
-    def _target(self, pool):
-        if not self.persist:
-            return pool.path
-        return self.sysctl_file if pool.by_sysctl else self.tmpfiles_file
-
-    # ---------------------------------------------------------------- run
-    def read_live(self):
-        live = {}
-        for pool in self.pools:
-            if not self.live_available:
-                live[pool.name] = None
+    # ---------------------------------------------------------------- applying
+    def _file_changes(self, desired, live, persisted):
+        """({key: count} for our sysctl file, {path: count} for our tmpfiles file)."""
+        ours_sysctl = sysctl.values_of(persisted['texts'][0])
+        ours_tmpfiles = tmpfiles.write_values(persisted['texts'][1])
+        sysctl_changes, tmpfiles_changes = {}, {}
+        for pool in desired:
+            if not self.persist or self._meets(persisted['resolve'](pool)[0], pool):
                 continue
-            try:
-                live[pool.name] = self.kernel.read_count(rooted(self.root, pool.path))
-            except (IOError, OSError, ValueError):
-                live[pool.name] = None
-        return live
+            count = str(self._count_to_write(pool, live[pool.name]))
+            if pool.by_sysctl:
+                if not self._meets(_as_count(ours_sysctl.get(SYSCTL_KEY)), pool):
+                    sysctl_changes[SYSCTL_KEY] = count
+            elif not self._meets(_as_count(ours_tmpfiles.get(pool.path)), pool):
+                tmpfiles_changes[pool.path] = count
+        return sysctl_changes, tmpfiles_changes
 
     def _allocate(self, pool, live_before):
         """Write the pool's count and read back; compact once and retry when short.
@@ -366,133 +228,114 @@ class HugePages(Plan):
             allocated = self.kernel.read_count(local)
         return allocated, None, compacted
 
-    def run(self, module=None):
-        self.validate()
-        result = Result(self.check_mode)
+    def _allocate_all(self, desired, live):
+        """(counts after, {pool name: (refusal, compacted)}) for the pools written live."""
+        live_after = dict(live)
+        outcome = {}
+        if self.check_mode or not (self.apply_live and self.live_available):
+            return live_after, outcome
+        to_write = [pool for pool in desired if not self._meets(live[pool.name], pool)]
+        # Shrinking pools first frees memory for the ones that grow.
+        for pool in sorted(to_write, key=lambda p: (live[p.name] or 0) < p.count):
+            allocated, error, compacted = self._allocate(pool, live[pool.name])
+            live_after[pool.name] = allocated
+            outcome[pool.name] = (error, compacted)
+        return live_after, outcome
+
+    def apply(self, desired, live, persisted, module):
         if not self.supported:
-            for pool in self.pools:
+            return None
+        sysctl_changes, tmpfiles_changes = self._file_changes(desired, live, persisted)
+        live_after, outcome = self._allocate_all(desired, live)
+        sysctl_before, tmpfiles_before = persisted['texts']
+        afters = [sysctl.render(sysctl_before, sysctl_changes, header=SYSCTL_HEADER)
+                  if sysctl_changes else sysctl_before,
+                  tmpfiles.render(tmpfiles_before, tmpfiles_changes, header=TMPFILES_HEADER)
+                  if tmpfiles_changes else tmpfiles_before]
+        file_changes = []
+        for (shown, local), before, after in zip(persisted['files'], persisted['texts'], afters):
+            change = FileChange(local, before, after, shown_path=shown)
+            backup_file = change.commit(module, backup_file=self.backup, check_mode=self.check_mode)
+            if backup_file:
+                self.backup_files.append(backup_file)
+            file_changes.append(change)
+        return {'live_after': live_after, 'outcome': outcome, 'file_changes': file_changes,
+                'sysctl_changes': sysctl_changes, 'tmpfiles_changes': tmpfiles_changes,
+                'resolve_after': self._resolver(*afters)}
+
+    # ---------------------------------------------------------------- reporting
+    def render(self, result, desired, live, persisted, done):
+        if done is None:
+            for pool in desired:
                 result.add(Setting(pool.name, None, pool.count, None, None, UNSUPPORTED,
                                    'huge page pools are managed on Linux only'))
-            return result
-        live_before = self.read_live()
-
-        sysctl_local = rooted(self.root, self.sysctl_file)
-        tmpfiles_local = rooted(self.root, self.tmpfiles_file)
-        sysctl_before = read_text(sysctl_local)
-        tmpfiles_before = read_text(tmpfiles_local)
-        resolve_before = self._resolver(sysctl_before, tmpfiles_before)
-        ours_sysctl = sysctl.values_of(sysctl_before)
-        ours_tmpfiles = tmpfiles.write_values(tmpfiles_before)
-
-        sysctl_changes = {}
-        tmpfiles_changes = {}
-        for pool in self.pools:
-            if not self.persist or self._meets(resolve_before(pool)[0], pool):
-                continue
-            count = str(self._count_to_write(pool, live_before[pool.name]))
-            if pool.by_sysctl:
-                if not self._meets(_as_count(ours_sysctl.get(SYSCTL_KEY)), pool):
-                    sysctl_changes[SYSCTL_KEY] = count
-            elif not self._meets(_as_count(ours_tmpfiles.get(pool.path)), pool):
-                tmpfiles_changes[pool.path] = count
-
-        to_write = [pool for pool in self.pools
-                    if self.apply_live and self.live_available and not self._meets(live_before[pool.name], pool)]
-        live_after = dict(live_before)
-        outcome = {}
-        if not self.check_mode:
-            # Shrinking pools first frees memory for the ones that grow.
-            for pool in sorted(to_write, key=lambda p: (live_before[p.name] or 0) < p.count):
-                allocated, error, compacted = self._allocate(pool, live_before[pool.name])
-                live_after[pool.name] = allocated
-                outcome[pool.name] = (error, compacted)
-
-        sysctl_after = sysctl.render(sysctl_before, sysctl_changes, header=SYSCTL_HEADER) \
-            if sysctl_changes else sysctl_before
-        tmpfiles_after = tmpfiles.render(tmpfiles_before, tmpfiles_changes, header=TMPFILES_HEADER) \
-            if tmpfiles_changes else tmpfiles_before
-        for local, shown, before, after in ((sysctl_local, self.sysctl_file, sysctl_before, sysctl_after),
-                                            (tmpfiles_local, self.tmpfiles_file, tmpfiles_before, tmpfiles_after)):
-            change = FileChange(local, before, after, shown_path=shown)
-            change.report(result)
-            if not self.check_mode and change.needed:
-                backup_file = change.apply(module, backup_file=self.backup)
-                if backup_file:
-                    self.backup_files.append(backup_file)
-        resolve_after = self._resolver(sysctl_after, tmpfiles_after)
-
-        for pool in self.pools:
-            result.add(self._record(pool, live_before, live_after, outcome, resolve_before, resolve_after,
-                                    sysctl_changes, tmpfiles_changes))
-            if live_after[pool.name] != live_before[pool.name]:
+            return
+        for change in done['file_changes']:
+            if change.needed:
+                result.add_diff(change.shown_path, change.before, change.after)
+        for pool in desired:
+            result.add(self._record(pool, live, persisted, done))
+            if done['live_after'][pool.name] != live[pool.name]:
                 result.mark_changed()
         if self.short and self.on_short == 'warn':
-            result.warnings.append('short huge page allocation: %s' % '; '.join(
-                '%s requested %d, allocated %d' % item for item in self.short))
+            result.warnings.append(self.short_text())
         result.extra['compacted'] = self.compacted
         if self.backup_files:
             result.extra['backup_file'] = self.backup_files[0] if len(self.backup_files) == 1 else self.backup_files
-        return result
 
-    def _record(self, pool, live_before, live_after, outcome, resolve_before, resolve_after,
-                sysctl_changes, tmpfiles_changes):
+    def _record(self, pool, live, persisted, done):
         target = self._target(pool)
-        live_now = live_before[pool.name] if self.check_mode else live_after[pool.name]
-        persisted_now = (resolve_before if self.check_mode else resolve_after)(pool)[0]
+        live_after = done['live_after'][pool.name]
+        live_now = live[pool.name] if self.check_mode else live_after
+        persisted_now = (persisted['resolve'] if self.check_mode else done['resolve_after'])(pool)[0]
         details = []
-        error, compacted = outcome.get(pool.name, (None, False))
-        changed_file = (pool.by_sysctl and sysctl_changes) or (not pool.by_sysctl and pool.path in tmpfiles_changes)
-        if changed_file:
+        if pool.by_sysctl and done['sysctl_changes'] or not pool.by_sysctl and pool.path in done['tmpfiles_changes']:
             details.append('%s %s' % ('would persist it in' if self.check_mode else 'persisted it in', target))
+        error, compacted = done['outcome'].get(pool.name, (None, False))
         if error:
             details.insert(0, 'the kernel refused %d pages: %s' % (pool.count, error))
-            return Setting(pool.name, target, pool.count, live_now, persisted_now, FAILED, '; '.join(details),
-                           comparison=self.comparison)
-        if pool.name in outcome and not self._meets(live_after[pool.name], pool):
-            self.short.append((pool.name, pool.count, live_after[pool.name]))
+        elif pool.name in done['outcome'] and not self._meets(live_after, pool):
+            self.short.append((pool.name, pool.count, live_after))
             details.insert(0, 'requested %d, allocated %d%s' % (
-                pool.count, live_after[pool.name], ' (after compacting memory)' if compacted else ''))
-            return Setting(pool.name, target, pool.count, live_now, persisted_now, FAILED, '; '.join(details),
-                           comparison=self.comparison)
+                pool.count, live_after, ' (after compacting memory)' if compacted else ''))
+        else:
+            live_ok = self._live_state(pool, live, details)
+            persisted_ok, shadowed = self._persisted_state(pool, persisted['resolve'], done['resolve_after'], details)
+            status = decide_status(live_ok, persisted_ok, self.check_mode, shadowed=shadowed)
+            return Setting(pool.name, target, pool.count, live_now, persisted_now, status,
+                           '; '.join(d for d in details if d), comparison=self.comparison)
+        return Setting(pool.name, target, pool.count, live_now, persisted_now, FAILED, '; '.join(details),
+                       comparison=self.comparison)
 
-        live_ok = None
+    def _live_state(self, pool, live, details):
+        """live_ok of one pool (None when not managed), why added to ``details``."""
         if not self.live_available:
             details.append('live value not read: no %s under %s' % (GLOBAL_POOLS, self.root))
-        elif self.apply_live:
-            live_ok = self._meets(live_before[pool.name], pool)
-            if self.check_mode and not live_ok:
-                details.append(self._room_hint(pool, live_before[pool.name]))
-        else:
+            return None
+        if not self.apply_live:
             details.append('live value not managed (apply=false)')
-        persisted_ok = None
-        shadowed = False
-        if self.persist:
-            persisted_ok = self._meets(resolve_before(pool)[0], pool)
-            after_value, after_file = resolve_after(pool)
-            ours = self.sysctl_file if pool.by_sysctl else self.tmpfiles_file
-            if not self._meets(after_value, pool) and after_file and after_file != ours:
-                shadowed = True
-                details.append('%s sets %s and wins at boot over %s' % (after_file, after_value, ours))
-                self.shadowed.append((pool.name, after_file))
-            elif persisted_ok and resolve_before(pool)[1] and resolve_before(pool)[1] != ours:
-                details.append('persisted by %s' % resolve_before(pool)[1])
-        else:
-            details.append('not persisted (persist=false): lost at reboot')
-        status = decide_status(live_ok, persisted_ok, self.check_mode, shadowed=shadowed)
-        return Setting(pool.name, target, pool.count, live_now, persisted_now, status,
-                       '; '.join(d for d in details if d), comparison=self.comparison)
+            return None
+        live_ok = self._meets(live[pool.name], pool)
+        if self.check_mode and not live_ok:
+            details.append(room_hint(self.root, pool, live[pool.name]))
+        return live_ok
 
-    def _room_hint(self, pool, live):
-        """In check mode: warn when the free memory cannot hold the extra pages."""
-        if live is None or pool.count <= live:
-            return ''
-        info = platforms.meminfo(self.root)
-        free = info.get('MemAvailable', info.get('MemFree'))
-        extra = (pool.count - live) * pool.size_kb * 1024
-        if free is not None and extra > free:
-            return ('%d more pages need %s, more than the %s available now: the kernel would allocate fewer'
-                    % (pool.count - live, human_size(extra), human_size(free)))
-        return ''
+    def _persisted_state(self, pool, resolve_before, resolve_after, details):
+        """(persisted_ok, shadowed) of one pool, its details added to ``details``; (None, False) without persist."""
+        if not self.persist:
+            details.append('not persisted (persist=false): lost at reboot')
+            return None, False
+        persisted_ok = self._meets(resolve_before(pool)[0], pool)
+        after_value, after_file = resolve_after(pool)
+        ours = self.sysctl_file if pool.by_sysctl else self.tmpfiles_file
+        if not self._meets(after_value, pool) and after_file and after_file != ours:
+            details.append('%s sets %s and wins at boot over %s' % (after_file, after_value, ours))
+            self.shadowed.append((pool.name, after_file))
+            return persisted_ok, True
+        before_file = resolve_before(pool)[1]
+        if persisted_ok and before_file and before_file != ours:
+            details.append('persisted by %s' % before_file)
+        return persisted_ok, False
 
 
 def _as_count(value):

@@ -284,10 +284,7 @@ class KernelParams(Plan):
         text = persisted['text']
         file_after = self.backend.render(text, changes) if changes else text
         change = FileChange(persisted['path'], text, file_after, shown_path=self.file)
-        if not self.check_mode:
-            change.tidy()
-            if change.needed:
-                self.backup_file = change.apply(module, backup_file=self.backup)
+        self.backup_file = change.commit(module, backup_file=self.backup, check_mode=self.check_mode)
         return {'changes': changes, 'live_targets': live_targets, 'refused': refused, 'live_after': live_after,
                 'change': change, 'resolve_after': self.backend.persisted_resolver(self.file, file_after)}
 

@@ -218,9 +218,8 @@ class ResourceLimits(Plan):
             result.add(Setting(name, None, None, None, None, UNSUPPORTED, _UNSUPPORTED_WHY[part]))
 
     def _apply_change(self, change, module, done):
-        if not self.check_mode and change.needed:
-            backup_file = change.apply(module, backup_file=self.backup)
-            if backup_file:
+        backup_file = change.commit(module, backup_file=self.backup, check_mode=self.check_mode)
+        if backup_file:
                 done['backup_files'].append(backup_file)
 
     # ---- pam_limits

@@ -10,7 +10,10 @@ Persisted: ``w`` lines in a systemd-tmpfiles file (see _tmpfiles), applied early
 by systemd-tmpfiles-setup.service; the value that wins at boot is resolved across the
 whole tmpfiles.d search path, so another file that wins is reported as ``shadowed``.
 
-The module file only declares options and calls SysfsAttributes(...).run().
+SysfsAttributes fills in the Plan hooks (plans/base.py): desired() is the attributes,
+read_live() their values (a missing one, or a value not among its choices, stops the run
+there), read_persisted() our tmpfiles file and what wins at boot, apply() the only hook that
+writes, render() the records.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -26,7 +29,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.formats import tmpfi
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import FileChange, PathError, read_text, rooted
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import (
-    FAILED, UNSUPPORTED, Result, Setting, decide_status)
+    FAILED, UNSUPPORTED, Setting, decide_status)
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import InputError  # noqa: F401 (re-exported)
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.base import Plan
 
@@ -88,7 +91,7 @@ def same_value(actual, desired):
 
 
 class SysfsAttributes(Plan):
-    """One run of the sysfs_attr module: validate, plan, apply (unless check mode), report."""
+    """The sysfs_attr module's plan: each attribute's value, live and persisted."""
 
     def __init__(self, attributes, apply=True, persist=True, tmpfiles_file=None, root='/', backup=False,
                  fail_on_shadowed=True, check_mode=False, system_name=None):
@@ -101,7 +104,7 @@ class SysfsAttributes(Plan):
         self.fail_on_shadowed = fail_on_shadowed
         self.check_mode = check_mode
         self.supported = platforms.pick({platforms.LINUX: True, 'default': False}, system_name)
-        self.desired = {}
+        self.wanted = {}
         self.choices = {}
         self.shadowed = []
         self.backup_file = None
@@ -126,155 +129,175 @@ class SysfsAttributes(Plan):
         if folder not in tmpfiles.SEARCH_DIRS or not base.endswith('.conf'):
             raise InputError('tmpfiles_file %r is not read at boot: use a *.conf file in one of %s'
                              % (self.file, ', '.join(tmpfiles.SEARCH_DIRS)))
-        desired = {}
+        wanted = {}
         for name, value in self.raw_attributes.items():
             path = sysfs_path(name)
-            if path in desired:
+            if path in wanted:
                 raise InputError('attributes %r and another key both name %s' % (name, path))
-            desired[path] = format_value(path, value)
-        self.desired = desired
+            wanted[path] = format_value(path, value)
+        self.wanted = wanted
 
-    def read_live(self):
+    def desired(self):
+        return self.wanted
+
+    # ---------------------------------------------------------------- reading
+    def _read_one(self, path, want, sys_root, problems):
+        """The live value of one attribute, or None with why added to ``problems``."""
+        local = self._local(path)
+        if not os.path.isfile(local):
+            problems.append('%s does not exist%s' % (path, ' (is a folder)' if os.path.isdir(local) else ''))
+            return None
+        real = os.path.realpath(local)
+        if real != sys_root and not real.startswith(sys_root + os.sep):
+            problems.append('%s resolves outside /sys' % (path,))
+            return None
+        try:
+            raw = sysfs.read_raw(local)
+        except (IOError, OSError) as exc:
+            # Write-only attributes (compact_memory...) are actions, not settings.
+            problems.append('%s cannot be read (%s), so it cannot be compared: it is not a setting'
+                            % (path, exc.strerror or exc))
+            return None
+        choices, selected = sysfs.parse_choice(raw)
+        if choices is not None:
+            self.choices[path] = choices
+            if want not in choices:
+                problems.append('%s takes one of %s, not %r' % (path, ', '.join(choices), want))
+                return None
+        return normalize(selected)
+
+    def read_live(self, desired):
         """Read every attribute first; a missing one, or a value not among its choices, stops here."""
-        live = {}
-        problems = []
         if not self.supported or not self.live_available:
-            return dict((path, None) for path in self.desired)
+            return dict((path, None) for path in desired)
         sys_root = os.path.realpath(self._local('/sys'))
-        for path, want in sorted(self.desired.items()):
-            local = self._local(path)
-            if not os.path.isfile(local):
-                problems.append('%s does not exist%s' % (path, ' (is a folder)' if os.path.isdir(local) else ''))
-                continue
-            real = os.path.realpath(local)
-            if real != sys_root and not real.startswith(sys_root + os.sep):
-                problems.append('%s resolves outside /sys' % (path,))
-                continue
-            try:
-                raw = sysfs.read_raw(local)
-            except (IOError, OSError) as exc:
-                # Write-only attributes (compact_memory...) are actions, not settings.
-                problems.append('%s cannot be read (%s), so it cannot be compared: it is not a setting'
-                                % (path, exc.strerror or exc))
-                continue
-            choices, selected = sysfs.parse_choice(raw)
-            if choices is not None:
-                self.choices[path] = choices
-                if want not in choices:
-                    problems.append('%s takes one of %s, not %r' % (path, ', '.join(choices), want))
-                    continue
-            live[path] = normalize(selected)
+        problems = []
+        live = {}
+        for path, want in sorted(desired.items()):
+            live[path] = self._read_one(path, want, sys_root, problems)
         if problems:
             raise InputError('attributes: %s' % '; '.join(problems))
         return live
 
-    # ---------------------------------------------------------------- run
-    def _boot_files(self, text):
+    def _resolver(self, text):
+        """path -> (value, file) that wins at boot, were our file to hold ``text``."""
         files = []
         for shown, local in tmpfiles.boot_files(self.root, extra=self.file):
             files.append((shown, text if shown == self.file else (read_text(local, root=self.root) or '')))
-        return files
-
-    def _resolver(self, text):
-        exact, globs = tmpfiles.effective_writes(self._boot_files(text))
+        exact, globs = tmpfiles.effective_writes(files)
         return lambda path: tmpfiles.resolve(exact, globs, path)
 
-    def run(self, module=None):
-        self.validate()
-        result = Result(self.check_mode)
+    def read_persisted(self, desired):
         if not self.supported:
-            for path in sorted(self.desired):
-                result.add(Setting(path, None, self.desired[path], None, None, UNSUPPORTED,
-                                   'sysfs exists on Linux only'))
-            return result
-        live_before = self.read_live()
-        local_file = rooted(self.root, self.file)
-        file_before = read_text(local_file)
-        ours_before = tmpfiles.write_values(file_before)
-        resolve_before = self._resolver(file_before or '')
+            return {}
+        local = rooted(self.root, self.file)
+        text = read_text(local)
+        return {'path': local, 'text': text, 'ours': tmpfiles.write_values(text), 'resolve': self._resolver(text or '')}
 
-        writes = {}
+    # ---------------------------------------------------------------- applying
+    def _plan(self, desired, live, persisted):
+        """({path: value} for our file, {path: value} to write live)."""
         changes = {}
-        for path, want in self.desired.items():
-            if self.persist and not same_value(resolve_before(path)[0], want) and \
-                    not same_value(ours_before.get(path), want):
+        writes = {}
+        for path, want in desired.items():
+            if self.persist and not same_value(persisted['resolve'](path)[0], want) and \
+                    not same_value(persisted['ours'].get(path), want):
                 changes[path] = want
-            if self.apply_live and self.live_available and not same_value(live_before.get(path), want):
+            if self.apply_live and self.live_available and not same_value(live.get(path), want):
                 writes[path] = want
+        return changes, writes
 
-        live_after = dict(live_before)
+    def _write_live(self, writes, changes, live_after):
+        """Write each value and read it back; {path: why} for those the kernel refused."""
+        refused = {}
+        for path, value in sorted(writes.items()):
+            local = self._local(path)
+            try:
+                sysfs.write_value(local, value)
+            except sysfs.SysfsError as exc:
+                refused[path] = os.strerror(exc.errno) if exc.errno else str(exc)
+                changes.pop(path, None)  # a value the kernel refuses now would fail at boot too
+                continue
+            try:
+                live_after[path] = normalize(sysfs.read_value(local))
+            except (IOError, OSError):
+                live_after[path] = None
+        return refused
+
+    def apply(self, desired, live, persisted, module):
+        if not self.supported:
+            return None
+        changes, writes = self._plan(desired, live, persisted)
+        live_after = dict(live)
         refused = {}
         if not self.check_mode:
-            for path, value in sorted(writes.items()):
-                local = self._local(path)
-                try:
-                    sysfs.write_value(local, value)
-                except sysfs.SysfsError as exc:
-                    refused[path] = os.strerror(exc.errno) if exc.errno else str(exc)
-                    changes.pop(path, None)  # a value the kernel refuses now would fail at boot too
-                    continue
-                try:
-                    live_after[path] = normalize(sysfs.read_value(local))
-                except (IOError, OSError):
-                    live_after[path] = None
+            refused = self._write_live(writes, changes, live_after)
+        text = persisted['text']
+        file_after = tmpfiles.render(text, changes, header=HEADER) if changes else text
+        change = FileChange(persisted['path'], text, file_after, shown_path=self.file)
+        self.backup_file = change.commit(module, backup_file=self.backup, check_mode=self.check_mode)
+        return {'changes': changes, 'writes': writes, 'refused': refused, 'live_after': live_after,
+                'change': change, 'resolve_after': self._resolver(file_after or '')}
 
-        file_after = tmpfiles.render(file_before, changes, header=HEADER) if changes else file_before
-        change = FileChange(local_file, file_before, file_after, shown_path=self.file)
-        change.report(result)
-        if not self.check_mode and change.needed:
-            self.backup_file = change.apply(module, backup_file=self.backup)
-        resolve_after = self._resolver(file_after or '')
-
-        for path in sorted(self.desired):
-            result.add(self._record(path, live_before, live_after, writes, refused, changes,
-                                    resolve_before, resolve_after))
-            if not self.check_mode and path in writes and path not in refused and \
-                    live_after.get(path) != live_before.get(path):
+    # ---------------------------------------------------------------- reporting
+    def render(self, result, desired, live, persisted, done):
+        if done is None:
+            for path in sorted(desired):
+                result.add(Setting(path, None, desired[path], None, None, UNSUPPORTED,
+                                   'sysfs exists on Linux only'))
+            return
+        change = done['change']
+        if change.needed:
+            result.add_diff(change.shown_path, change.before, change.after)
+        for path in sorted(desired):
+            result.add(self._record(path, desired[path], live, persisted, done))
+            if not self.check_mode and path in done['writes'] and path not in done['refused'] and \
+                    done['live_after'].get(path) != live.get(path):
                 result.mark_changed()
         if self.backup_file:
             result.extra['backup_file'] = self.backup_file
-        return result
 
-    def _record(self, path, live_before, live_after, writes, refused, changes, resolve_before, resolve_after):
-        want = self.desired[path]
+    def _record(self, path, want, live, persisted, done):
         target = self.file if self.persist else None
-        live_now = live_before.get(path) if self.check_mode else live_after.get(path)
-        persisted_now = (resolve_before if self.check_mode else resolve_after)(path)[0]
+        live_after = done['live_after']
+        live_now = live.get(path) if self.check_mode else live_after.get(path)
+        persisted_now = (persisted['resolve'] if self.check_mode else done['resolve_after'])(path)[0]
+        if path in done['refused']:
+            return Setting(path, target, want, live_now, persisted_now, FAILED,
+                           'the kernel refused %r: %s; not persisted' % (want, done['refused'][path]))
         details = []
-        choices = self.choices.get(path)
-        if path in refused:
-            details.append('the kernel refused %r: %s; not persisted' % (want, refused[path]))
-            return Setting(path, target, want, live_now, persisted_now, FAILED, '; '.join(details))
-
         live_ok = None
         if not self.live_available:
             details.append('live value not read: no sysfs under %s' % self.root)
         elif self.apply_live:
-            live_ok = same_value(live_before.get(path), want)
-            if not self.check_mode and path in writes and not same_value(live_after.get(path), want):
+            live_ok = same_value(live.get(path), want)
+            if not self.check_mode and path in done['writes'] and not same_value(live_after.get(path), want):
                 details.append('wrote %r but the kernel reads back %r' % (want, live_after.get(path)))
                 return Setting(path, target, want, live_now, persisted_now, FAILED, '; '.join(details))
         else:
             details.append('live value not managed (apply=false)')
-
-        persisted_ok = None
-        shadowed = False
-        if self.persist:
-            persisted_ok = same_value(resolve_before(path)[0], want)
-            after_value, after_file = resolve_after(path)
-            if not same_value(after_value, want) and after_file and after_file != self.file:
-                shadowed = True
-                details.append('%s %s and wins at boot over %s' % (
-                    after_file, 'writes %r' % after_value if after_value is not None else
-                    'claims this path with another line type', self.file))
-                self.shadowed.append((path, after_file))
-            elif resolve_before(path)[1] and resolve_before(path)[1] != self.file and persisted_ok:
-                details.append('persisted by %s' % resolve_before(path)[1])
-        else:
-            details.append('not persisted (persist=false): lost at reboot')
+        persisted_ok, shadowed = self._persisted_state(path, want, persisted['resolve'], done['resolve_after'], details)
         status = decide_status(live_ok, persisted_ok, self.check_mode, shadowed=shadowed)
-        if choices:
-            details.append('choices: %s' % ' '.join(choices))
-        if path in changes:
+        if self.choices.get(path):
+            details.append('choices: %s' % ' '.join(self.choices[path]))
+        if path in done['changes']:
             details.insert(0, '%s %s' % ('would write' if self.check_mode else 'wrote', self.file))
         return Setting(path, target, want, live_now, persisted_now, status, '; '.join(details))
+
+    def _persisted_state(self, path, want, resolve_before, resolve_after, details):
+        """(persisted_ok, shadowed) of one attribute, its details added to ``details``."""
+        if not self.persist:
+            details.append('not persisted (persist=false): lost at reboot')
+            return None, False
+        persisted_ok = same_value(resolve_before(path)[0], want)
+        after_value, after_file = resolve_after(path)
+        if not same_value(after_value, want) and after_file and after_file != self.file:
+            details.append('%s %s and wins at boot over %s' % (
+                after_file, 'writes %r' % after_value if after_value is not None else
+                'claims this path with another line type', self.file))
+            self.shadowed.append((path, after_file))
+            return persisted_ok, True
+        before_file = resolve_before(path)[1]
+        if before_file and before_file != self.file and persisted_ok:
+            details.append('persisted by %s' % before_file)
+        return persisted_ok, False

@@ -314,10 +314,9 @@ class BlockQueue(Plan):
             self._write_live(desired, done)
         after_text = self._rules_after(desired, persisted, done['refused'])
         change = done['change'] = FileChange(persisted['file'], persisted['text'], after_text, shown_path=self.file)
-        if not self.check_mode:
-            change.tidy()
+        done['backup_file'] = self.backup_file = change.commit(module, backup_file=self.backup,
+                                                               check_mode=self.check_mode)
         if change.needed and not self.check_mode:
-            done['backup_file'] = self.backup_file = change.apply(module, backup_file=self.backup, mode=0o644)
             done['reload'] = self._reload(sorted(desired.chosen))
         return done
 

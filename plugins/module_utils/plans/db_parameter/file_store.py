@@ -88,8 +88,7 @@ class FileStore(object):
         reloaded = None
         if not plan.check_mode:
             for change in changes:
-                change.tidy()  # what a killed run of this file left
-                backup_name = change.apply(module, backup_file=plan.backup)
+                backup_name = change.commit(module, backup_file=plan.backup)
                 if backup_name:
                     plan.backup_files.append(backup_name)
             reloaded = engine.reload_changed(desired, live.values, shadowed)

@@ -238,11 +238,9 @@ class MountOptions(Plan):
         text_after = persisted.table.render(changes) if changes else persisted.text
 
         # Persist first: on Linux, mount(8) merges the fstab line's options into the remount.
-        written, backup_file = False, None
-        if not self.check_mode and text_after != persisted.text:
-            backup_file = self.backup_file = FileChange(persisted.local_file, persisted.text, text_after, self.file).apply(
-                module, backup_file=self.backup)
-            written = True
+        change = FileChange(persisted.local_file, persisted.text, text_after, self.file)
+        backup_file = self.backup_file = change.commit(module, backup_file=self.backup, check_mode=self.check_mode)
+        written = change.needed and not self.check_mode
 
         for mount in mounts:
             self._plan_remount(mount)

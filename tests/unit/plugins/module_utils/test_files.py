@@ -336,15 +336,15 @@ def test_write_removes_stale_temps(tmp_path):
     assert (tmp_path / '.x.conf.keep').read_text() == 'keep\n'
 
 
-def test_plan_removes_stale_temps_outside_check_mode_only(tmp_path):
+def test_report_adds_the_diff_and_touches_nothing(tmp_path):
     from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import Result
-    _plant_leftovers(tmp_path)
+    kept = _plant_leftovers(tmp_path)
     local = files.rooted(str(tmp_path), '/x.conf')
-    files.FileChange(local, 'old\n', 'old\n').report(Result(check_mode=True))
-    assert (tmp_path / '.x.conf.abcd1234').exists()
-    files.FileChange(local, 'old\n', 'old\n').report(Result(check_mode=False))
-    assert not (tmp_path / '.x.conf.abcd1234').exists() and not (tmp_path / '.x.conf.k3j_x8q1').exists()
-    assert (tmp_path / '.x.conf.keep').exists()
+    result = Result(check_mode=False)
+    files.FileChange(local, 'old\n', 'old\n').report(result)
+    files.FileChange(local, 'old\n', 'new\n').report(result)
+    assert [d['after'] for d in result.as_dict()["diff"]] == ['new\n']
+    assert sorted(os.listdir(str(tmp_path))) == sorted(kept + ['.x.conf.abcd1234', '.x.conf.k3j_x8q1'])
 
 
 def test_stale_temps_of_a_link_are_looked_for_beside_its_target(tmp_path):
@@ -355,3 +355,16 @@ def test_stale_temps_of_a_link_are_looked_for_beside_its_target(tmp_path):
     os.symlink('../sysctl.conf', str(etc / 'sysctl.d' / '99-sysctl.conf'))
     files.write_atomic(str(etc / 'sysctl.d' / '99-sysctl.conf'), 'new\n', root=root)
     assert not (etc / '.sysctl.conf.abcd1234').exists()
+
+
+def test_commit_writes_outside_check_mode_only_and_tidies_first(tmp_path):
+    _plant_leftovers(tmp_path)
+    (tmp_path / 'x.conf').write_text('old\n')
+    local = files.rooted(str(tmp_path), '/x.conf')
+    assert files.FileChange(local, 'old\n', 'new\n').commit(check_mode=True) is None
+    assert (tmp_path / 'x.conf').read_text() == 'old\n' and (tmp_path / '.x.conf.abcd1234').exists()
+    # Not needed: nothing written, but what a killed write left is removed.
+    assert files.FileChange(local, 'old\n', 'old\n').commit() is None
+    assert not (tmp_path / '.x.conf.abcd1234').exists() and (tmp_path / 'x.conf').read_text() == 'old\n'
+    files.FileChange(local, 'old\n', 'new\n').commit()
+    assert (tmp_path / 'x.conf').read_text() == 'new\n' and (tmp_path / '.x.conf.keep').exists()

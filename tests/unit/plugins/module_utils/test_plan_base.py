@@ -60,3 +60,31 @@ def test_bad_input_stops_before_anything_is_read():
 def test_a_kind_must_fill_in_its_hooks():
     with pytest.raises(NotImplementedError, match='Plan.desired'):
         Plan().run()
+
+
+def _plan_classes():
+    """Every Plan subclass module_utils defines, found by importing each of its modules."""
+    import importlib
+    import inspect
+    import pkgutil
+    from ansible_collections.dbhost.tuning.plugins import module_utils
+    found = {}
+    for info in pkgutil.walk_packages(module_utils.__path__, module_utils.__name__ + '.'):
+        module = importlib.import_module(info.name)
+        for name, value in vars(module).items():
+            if inspect.isclass(value) and issubclass(value, Plan) and value is not Plan \
+                    and value.__module__ == module.__name__:
+                found['%s.%s' % (info.name.split('module_utils.')[1], name)] = value
+    return found
+
+
+def test_every_kind_fills_in_the_hooks_and_none_has_its_own_run():
+    classes = _plan_classes()
+    # One class per kind, SunOS's processor sets beside Linux's; HostState runs the others.
+    assert len(classes) >= 9, sorted(classes)
+    for name, cls in sorted(classes.items()):
+        if cls.__name__ == 'HostState':
+            continue
+        assert 'run' not in vars(cls), '%s has its own run()' % name
+        for hook in ('desired', 'apply', 'render'):
+            assert getattr(cls, hook) is not getattr(Plan, hook), '%s does not fill in %s()' % (name, hook)

@@ -225,6 +225,39 @@ def _split_name(token, source):
     return scope, name.lower()
 
 
+def _read_value(tokens, pos, name, name_token, source):
+    """(values, value tokens, parenthesized, position after) of the value that starts at tokens[pos].
+
+    ``(a, b)`` ends at its ``)``; a bare value ends at the line's end or where the next
+    ``name =`` of the same line starts.  Words and strings are values, commas separate.
+    """
+    values, value_tokens = [], []
+    parenthesized = pos < len(tokens) and tokens[pos].kind == '('
+    if parenthesized:
+        value_tokens.append(tokens[pos])
+        pos += 1
+    where = ('the list of %s' if parenthesized else 'the value of %s') % name
+    while True:
+        if pos >= len(tokens):
+            if parenthesized:
+                raise PfileError('%s line %d: "(" is not closed' % (source, name_token.line))
+            break
+        token = tokens[pos]
+        if parenthesized and token.kind == ')':
+            value_tokens.append(token)
+            pos += 1
+            break
+        if not parenthesized and token.kind == 'word' and pos + 1 < len(tokens) and tokens[pos + 1].kind == '=':
+            break  # the next parameter on the same line
+        if token.kind in ('word', 'string'):
+            values.append(token.value)
+        elif token.kind != ',':
+            raise PfileError('%s line %d: unexpected %r in %s' % (source, token.line, token.value, where))
+        value_tokens.append(token)
+        pos += 1
+    return values, value_tokens, parenthesized, pos
+
+
 def parse(text, source='<pfile>'):
     """Return the file's entries in order; raise PfileError on text Oracle would refuse."""
     entries = []
@@ -240,41 +273,7 @@ def parse(text, source='<pfile>'):
             if pos + 1 >= len(tokens) or tokens[pos + 1].kind != '=':
                 raise PfileError('%s line %d: expected "=" after %s' % (source, name_token.line, name_token.value))
             pos += 2
-            values = []
-            value_tokens = []
-            parenthesized = False
-            if pos < len(tokens) and tokens[pos].kind == '(':
-                parenthesized = True
-                value_tokens.append(tokens[pos])
-                pos += 1
-                while True:
-                    if pos >= len(tokens):
-                        raise PfileError('%s line %d: "(" is not closed' % (source, name_token.line))
-                    token = tokens[pos]
-                    if token.kind == ')':
-                        value_tokens.append(token)
-                        pos += 1
-                        break
-                    if token.kind in ('word', 'string'):
-                        values.append(token.value)
-                    elif token.kind != ',':
-                        raise PfileError('%s line %d: unexpected %r in the list of %s'
-                                         % (source, token.line, token.value, name))
-                    value_tokens.append(token)
-                    pos += 1
-            else:
-                while pos < len(tokens):
-                    token = tokens[pos]
-                    next_kind = tokens[pos + 1].kind if pos + 1 < len(tokens) else None
-                    if token.kind == 'word' and next_kind == '=':
-                        break  # the next parameter on the same line
-                    if token.kind in ('word', 'string'):
-                        values.append(token.value)
-                    elif token.kind != ',':
-                        raise PfileError('%s line %d: unexpected %r in the value of %s'
-                                         % (source, token.line, token.value, name))
-                    value_tokens.append(token)
-                    pos += 1
+            values, value_tokens, parenthesized, pos = _read_value(tokens, pos, name, name_token, source)
             if not values:
                 raise PfileError('%s line %d: %s has no value' % (source, name_token.line, name))
             first = [t for t in value_tokens if t.kind in ('word', 'string')][0]

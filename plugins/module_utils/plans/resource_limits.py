@@ -220,7 +220,7 @@ class ResourceLimits(Plan):
     def _apply_change(self, change, module, done):
         backup_file = change.commit(module, backup_file=self.backup, check_mode=self.check_mode)
         if backup_file:
-                done['backup_files'].append(backup_file)
+            done['backup_files'].append(backup_file)
 
     # ---- pam_limits
     def _limits_files(self, text):

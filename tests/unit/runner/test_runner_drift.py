@@ -13,7 +13,6 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import hashlib
 import json
 import os
 import shutil
@@ -23,6 +22,8 @@ import textwrap
 
 import pytest
 import xmlschema
+
+from ansible_collections.dbhost.tuning.tests.unit.helpers import digest
 
 CHECKOUT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..'))
 RUNNER_EXAMPLE = os.path.join(CHECKOUT, 'runner')
@@ -44,15 +45,6 @@ TINY_PLAYBOOK = textwrap.dedent('''\
             root: {root}
             file: /etc/sysctl.d/90-test.conf
     ''')
-
-
-def digest(path):
-    value = hashlib.sha256()
-    for folder, dummy, files in sorted(os.walk(path)):
-        for name in sorted(files):
-            with open(os.path.join(folder, name), 'rb') as stream:
-                value.update(name.encode() + stream.read())
-    return value.hexdigest()
 
 
 @pytest.fixture()

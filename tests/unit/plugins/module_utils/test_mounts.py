@@ -281,7 +281,8 @@ def run(tree, items, system='Linux', runner=None, **kwargs):
     return plan, plan.run()
 
 
-def records(result):
+def records_by_target(result):
+    """The records by (target file, name): one mount point can have a line in fstab and in vfstab."""
     return dict(((s.target, s.name), s) for s in result.settings)
 
 
@@ -291,7 +292,7 @@ def test_linux_noatime_is_persisted_remounted_and_read_back(linux_tree):
     assert fake.calls == [['mount', '-o', 'remount,noatime', '/u03']]
     assert read(linux_tree, 'etc/fstab') == replace_line(
         FSTAB, 16, '/dev/mapper/vg_db-lv_redo  /u03  ext4  rw,noatime,data=ordered  0  2   \n')
-    record = records(result)[('/u03', 'noatime')]
+    record = records_by_target(result)[('/u03', 'noatime')]
     assert (record.status, record.live, record.persisted, record.desired) == (CHANGED, 'noatime', 'noatime', 'noatime')
     assert result.changed and not result.reboot_required
     summary = result.extra['mounts'][0]
@@ -312,7 +313,7 @@ def test_linux_removing_noatime_remounts_with_the_default_relatime(linux_tree):
     fake = FakeMount(linux_tree)
     dummy, result = run(linux_tree, [{'path': '/u03', 'absent': ['noatime']}], runner=fake)
     assert fake.calls == [['mount', '-o', 'remount,relatime', '/u03']]
-    record = records(result)[('/u03', 'noatime')]
+    record = records_by_target(result)[('/u03', 'noatime')]
     assert (record.status, record.live, record.persisted, record.desired) == (CHANGED, 'relatime', None, None)
     assert read(linux_tree, 'etc/fstab') == replace_line(
         FSTAB, 16, '/dev/mapper/vg_db-lv_redo  /u03  ext4  rw,data=ordered  0  2   \n')
@@ -332,7 +333,7 @@ def test_linux_option_fixed_until_mount_is_pending_reboot_without_remount(linux_
     fake = FakeMount(linux_tree)
     dummy, result = run(linux_tree, [{'path': '/u03', 'present': ['data=writeback']}], runner=fake)
     assert fake.calls == []
-    record = records(result)[('/u03', 'data')]
+    record = records_by_target(result)[('/u03', 'data')]
     assert record.status == PENDING_REBOOT
     assert 'ext4 cannot change data on remount' in record.detail
     assert result.reboot_required and result.changed
@@ -346,7 +347,7 @@ def test_linux_xfs_mixed_remountable_and_not(linux_tree):
     fake = FakeMount(linux_tree)
     dummy, result = run(linux_tree, [{'path': '/u02', 'present': ['noatime', 'logbufs=4']}], runner=fake)
     assert fake.calls == [['mount', '-o', 'remount,noatime', '/u02']]
-    by_name = records(result)
+    by_name = records_by_target(result)
     assert by_name[('/u02', 'noatime')].status == CHANGED
     assert by_name[('/u02', 'logbufs')].status == PENDING_REBOOT
     assert by_name[('/u02', 'logbufs')].live == 'logbufs=8'
@@ -355,7 +356,7 @@ def test_linux_xfs_mixed_remountable_and_not(linux_tree):
 def test_linux_remount_without_effect_is_pending_reboot_not_skipped(linux_tree):
     fake = FakeMount(linux_tree, ignore=('noatime',))
     dummy, result = run(linux_tree, [{'path': '/u03', 'present': ['noatime']}], runner=fake)
-    record = records(result)[('/u03', 'noatime')]
+    record = records_by_target(result)[('/u03', 'noatime')]
     assert fake.calls
     assert record.status == PENDING_REBOOT
     assert 'still shows relatime' in record.detail
@@ -367,20 +368,20 @@ def test_linux_remount_refused_restores_the_file_and_fails(linux_tree):
     fake = FakeMount(linux_tree, rc=32, err='mount: /u03: mount point not mounted or bad option.')
     plan, result = run(linux_tree, [{'path': '/u03', 'present': ['noatime']},
                                     {'path': '/u06', 'present': ['nodev']}], runner=fake)
-    record = records(result)[('/u03', 'noatime')]
+    record = records_by_target(result)[('/u03', 'noatime')]
     assert record.status == FAILED and 'bad option' in record.detail
     # /u03 taken back, /u06 (not mounted, no remount) kept.
     assert read(linux_tree, 'etc/fstab') == replace_line(FSTAB, 22, '/dev/sdd1 /u06 ext4 nodev\n')
     assert stat.S_IMODE(os.stat(os.path.join(linux_tree, 'etc', 'fstab')).st_mode) == 0o640
     assert 'remount refused' in plan.failure_message(result) and '/u03' in plan.failure_message(result)
-    assert records(result)[('/u06', 'nodev')].status == CHANGED
+    assert records_by_target(result)[('/u06', 'nodev')].status == CHANGED
 
 
 def test_linux_remount_false_edits_the_file_and_reports_pending(linux_tree):
     fake = FakeMount(linux_tree)
     dummy, result = run(linux_tree, [{'path': '/u03', 'present': ['noatime']}], runner=fake, remount=False)
     assert fake.calls == []
-    record = records(result)[('/u03', 'noatime')]
+    record = records_by_target(result)[('/u03', 'noatime')]
     assert record.status == PENDING_REBOOT and 'remount is false' in record.detail
     assert 'rw,noatime,data=ordered' in read(linux_tree, 'etc/fstab')
 
@@ -388,7 +389,7 @@ def test_linux_remount_false_edits_the_file_and_reports_pending(linux_tree):
 def test_linux_not_mounted_only_the_file(linux_tree):
     fake = FakeMount(linux_tree)
     dummy, result = run(linux_tree, [{'path': '/u06', 'present': ['noatime']}], runner=fake)
-    record = records(result)[('/u06', 'noatime')]
+    record = records_by_target(result)[('/u06', 'noatime')]
     assert fake.calls == []
     assert (record.status, record.live) == (CHANGED, None)
     assert 'not mounted' in record.detail
@@ -408,7 +409,7 @@ def test_linux_root_other_than_slash_does_not_touch_live(linux_tree):
     fake = FakeMount(linux_tree)
     dummy, result = run(linux_tree, [{'path': '/u03', 'present': ['noatime']}], runner=fake, live_root=None)
     assert fake.calls == []
-    record = records(result)[('/u03', 'noatime')]
+    record = records_by_target(result)[('/u03', 'noatime')]
     assert record.status == CHANGED and 'root is not /' in record.detail
     assert result.extra['mounts'][0]['mounted'] is None
 
@@ -423,7 +424,7 @@ def test_check_mode_changes_nothing_and_reports_drift(linux_tree):
     assert read(linux_tree, 'etc/fstab') == FSTAB
     assert read(linux_tree, 'proc/self/mountinfo') == MOUNTINFO
     assert os.stat(fstab).st_mtime_ns == before.st_mtime_ns
-    by_name = records(result)
+    by_name = records_by_target(result)
     assert by_name[('/u03', 'noatime')].status == DRIFT
     assert 'would remount with mount -o remount,noatime /u03' in by_name[('/u03', 'noatime')].detail
     assert by_name[('/u03', 'data')].status == DRIFT
@@ -463,7 +464,7 @@ def test_sunos_forcedirectio_vfstab_and_remount_with_the_whole_list(sunos_tree):
     assert fake.calls == [['/usr/sbin/mount', '-F', 'ufs', '-o', 'remount,logging,forcedirectio', '/u02']]
     assert read(sunos_tree, 'etc/vfstab') == replace_line(
         VFSTAB, 10, '/dev/dsk/c1t0d0s0\t/dev/rdsk/c1t0d0s0\t/u02\tufs\t2\tyes\tlogging,forcedirectio\n')
-    record = records(result)[('/u02', 'forcedirectio')]
+    record = records_by_target(result)[('/u02', 'forcedirectio')]
     assert (record.status, record.live, record.persisted) == (CHANGED, 'forcedirectio', 'forcedirectio')
     dummy, again = run(sunos_tree, [{'path': '/u02', 'present': ['forcedirectio']}], system='SunOS',
                        runner=FakeMount(sunos_tree, system='SunOS'))

@@ -8,8 +8,8 @@ sunos_output.py.
 A processor set made with psrset lasts until the next reboot; a pool with its own pset,
 written to /etc/pooladm.conf with poolcfg and applied with pooladm -c, is applied again at
 boot by svc:/system/pools.  psrset cannot change CPUs while pools are active, so one run
-uses one of the two (``persist``).  Every command runs through ``runner(argv)`` ->
-(rc, stdout, stderr), so unit tests feed recorded output.
+uses one of the two (``persist``); the pools part is in sunos_pools.py.  Every command runs
+through ``runner(argv)`` -> (rc, stdout, stderr), so unit tests feed recorded output.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -25,23 +25,40 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.plans.processor_set.
     SET_NAME, ProcessMatcher, check_cpus_exist, parse_list)
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.processor_set.sunos_output import (
     parse_lgrpinfo, parse_pool_info, parse_poolbind_query, parse_projects_attribs, parse_ps, parse_psrinfo,
-    parse_psrset_created, parse_psrset_info, parse_psrset_query, pool_commands)
+    parse_psrset_created, parse_psrset_info, parse_psrset_query)
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.processor_set.sunos_pools import ResourcePool
 
 POOL_PREFIX = 'dbhost-'
 ONLINE_STATES = ('on-line', 'no-intr')
+# How each kind of binding is read: the command before the pids, and its parser.
+QUERIES = {'psrset': (['psrset', '-q'], parse_psrset_query), 'pool': (['poolbind', '-q'], parse_poolbind_query)}
+SET_DETAIL = 'processor sets end at reboot; persist=true keeps the binding as a resource pool'
+
+
+def to_bind(pids, before, target):
+    """The pids not bound to ``target`` yet (every pid while there is no target)."""
+    return [p for p in pids if target is None or before.get(p) != target]
 
 
 # ------------------------------------------------------------------ the SunOS run
 class SunOSProcessorSet(Plan):
-    """psrset (persist=false) or a resource pool (persist=true); see the module docs.
+    """psrset (persist=false) or a resource pool (persist=true, sunos_pools.py); see the module docs.
 
-    validate() reads the CPUs (psrinfo, lgrpinfo for node:N) and the project; desired() is
-    {'cpus': CPU list text, 'persist': bool}; read_live() is {'pools_active': bool} and, for
-    psrset, {'sets': psrset -i, 'set_id': ours or None} (refusing psrset while pools are active
-    and CPUs another set holds); nothing persisted is read apart (the pool configuration is
-    read, changed and read back within apply(), command by command); apply() runs the commands
-    (only the reading ones in check mode) and returns the Settings they lead to; render() adds
-    the topology and those Settings.
+    validate() reads the CPUs (psrinfo, lgrpinfo for node:N) and the project (projects -l);
+    desired() is {'cpus': CPU list text, 'persist': bool}.  Every read that comes before the
+    first change is done in read_live() (all of them in check mode, where apply() runs no
+    command); a read that follows a change (made possible or changed by it) is done in apply(),
+    right after that change.
+
+    psrset: read_live() -> {'pools_active', 'sets': psrset -i, 'set_id': ours or None,
+    'groups': read_ahead() when no psrset -c comes first} (refusing psrset while pools are
+    active, and CPUs another set holds); apply() -> {'removed': psrset -d ran, 'created': the
+    id psrset -c printed, 'no_id': it printed none, 'sets': psrset -i of the new set,
+    'groups': bind_groups()}.  Pools: see ResourcePool.  read_persisted() -> {'project_pool':
+    the project's project.pool} with a project.  render() builds every record from these.
+
+    A group is {'what', 'pids', 'before': bindings (None: not read yet)}; bind_groups() adds
+    'bound' (the pids it bound) and 'after' (read back; ``before`` when none was bound).
     """
 
     def __init__(self, args, check_mode=False, runner=None, **kwargs):
@@ -53,9 +70,11 @@ class SunOSProcessorSet(Plan):
         self.check_mode = check_mode
         self.runner = runner
         self.pool = POOL_PREFIX + str(self.name)
+        self.pools = ResourcePool(self)
         self.cpus = []
         self.matchers = []
         self.project = args.get('project')
+        self.project_attribs = {}
         self.online = []
         self.topology = None
 
@@ -90,7 +109,8 @@ class SunOSProcessorSet(Plan):
             if not rest:
                 raise InputError('cpus %s would leave no online CPU for the rest of the system (a processor set '
                                  'is exclusive on SunOS)' % numa.render_cpu_list(self.cpus))
-        self.matchers = [ProcessMatcher(spec, index, '/') for index, spec in enumerate(self.args.get('processes') or [])]
+        self.matchers = [ProcessMatcher(spec, index, '/')
+                         for index, spec in enumerate(self.args.get('processes') or [])]
         if self.project:
             rc, out, err = self.runner(['projects', '-l', self.project])
             if rc != 0:
@@ -145,30 +165,73 @@ class SunOSProcessorSet(Plan):
                                                         if project == self.project]))
         return found
 
+    # ------------------------------------------------------------ bindings
+    def find_groups(self):
+        """ps: one group per matcher and the project, their bindings not read yet."""
+        return [{'what': what, 'pids': pids, 'before': None if pids else {}} for what, pids in self._processes()]
+
+    def query(self, kind, pids):
+        argv, parse = QUERIES[kind]
+        return parse(self.run_ok(argv + [str(p) for p in pids]))
+
+    def read_ahead(self, kind, target):
+        """find_groups(), then each group's bindings up to the first group to bind (all of them in
+        check mode): the groups after it are read in apply(), after that binding."""
+        groups = self.find_groups()
+        for group in groups:
+            if group['pids']:
+                group['before'] = self.query(kind, group['pids'])
+                if to_bind(group['pids'], group['before'], target) and not self.check_mode:
+                    break
+        return groups
+
+    def bind_groups(self, kind, target, groups, bind_argv):
+        """Bind each group's pids not bound to ``target`` (outside check mode) and read them back;
+        the bindings not read yet are read first.  ``bind_argv(what, pids)`` is the command."""
+        done = []
+        for group in groups:
+            pids, before = group['pids'], group['before']
+            if before is None:
+                before = self.query(kind, pids)
+            todo = to_bind(pids, before, target)
+            bound, after = [], before
+            if todo and not self.check_mode:
+                self.run_ok(bind_argv(group['what'], todo))
+                bound, after = todo, self.query(kind, pids)
+            done.append({'what': group['what'], 'pids': pids, 'before': before, 'bound': bound, 'after': after})
+        return done
+
     # ------------------------------------------------------------ hooks
     def desired(self):
         return {'cpus': numa.render_cpu_list(self.cpus), 'persist': self.persist}
+
+    def project_pool(self):
+        """The project's project.pool, as validate() read it."""
+        return self.project_attribs.get('project.pool')
 
     def read_live(self, desired):
         active = self._pools_active()
         if not self.persist and active:
             raise InputError('the pools facility is active, and psrset cannot change processor sets then: '
                              'use persist=true (a pool), or disable pools with pooladm -d')
+        if self.persist:
+            return self.pools.read_live(active)
         live = {'pools_active': active}
-        if not self.persist:
-            live['sets'] = parse_psrset_info(self.run_ok(['psrset', '-i'], 'psrset -i'))
-            live['set_id'] = self._find_set(live['sets'])
-            if self.state == 'present':
-                self._check_free(live['sets'], live['set_id'])
+        live['sets'] = parse_psrset_info(self.run_ok(['psrset', '-i'], 'psrset -i'))
+        live['set_id'] = self._find_set(live['sets'])
+        if self.state == 'present':
+            self._check_free(live['sets'], live['set_id'])
+            if live['set_id'] is not None or self.check_mode:
+                live['groups'] = self.read_ahead('psrset', live['set_id'])
         return live
 
+    def read_persisted(self, desired):
+        return {'project_pool': self.project_pool()} if self.project else {}
+
     def apply(self, desired, live, persisted, module):
-        records = []
         if self.persist:
-            self.run_pools(records, live['pools_active'])
-        else:
-            self.run_psrset(records, live['sets'], live['set_id'])
-        return records
+            return self.pools.apply(live, persisted)
+        return self._apply_psrset(live)
 
     def render(self, result, desired, live, persisted, done):
         result.extra['topology'] = {
@@ -178,7 +241,8 @@ class SunOSProcessorSet(Plan):
             'offline_cpus': numa.render_cpu_list(self.topology['offline_cpus'])}
         result.extra['cpus'] = desired['cpus']
         result.extra['mems'] = ''
-        for setting in done:
+        records = self.pools.records(live, persisted, done) if self.persist else self._psrset_records(live, done)
+        for setting in records:
             result.add(setting)
 
     # ------------------------------------------------------------ psrset
@@ -196,163 +260,77 @@ class SunOSProcessorSet(Plan):
             raise InputError('cpus %s: CPU(s) %s already belong to processor set(s) %s (psrset -i)' % (
                 numa.render_cpu_list(self.cpus), numa.render_cpu_list(clash), ', '.join(str(taken[c]) for c in clash)))
 
-    def run_psrset(self, records, sets, set_id):
-        desired = {'cpus': numa.render_cpu_list(self.cpus)}
-        name = 'psrset:%s' % self.name
+    @staticmethod
+    def _set_now(live, done):
+        """(our set id, {'id', 'cpus'} as psrset -i shows it, or None): the new set, or the one found."""
+        if done['created'] is not None:
+            set_id, sets = done['created'], done['sets']
+        else:
+            set_id, sets = live['set_id'], live['sets']
+        if set_id not in sets:
+            return set_id, None
+        return set_id, {'id': set_id, 'cpus': numa.render_cpu_list(sets[set_id]['cpus'])}
+
+    def _apply_psrset(self, live):
+        """psrset -d; or psrset -c and the new set read back, then the processes bound."""
+        done = {'removed': False, 'created': None, 'no_id': False, 'sets': None, 'groups': []}
         if self.state == 'absent':
-            if set_id is None:
-                records.append(Setting(name, 'psrset', None, None, None, OK, 'no user processor set holds CPUs %s'
-                                       % desired['cpus']))
-                return
-            status = decide_status(None, False, self.check_mode)
-            if not self.check_mode:
-                self.run_ok(['psrset', '-d', str(set_id)])
-            records.append(Setting(name, 'psrset', None, {'id': set_id, 'cpus': desired['cpus']}, None, status,
-                                   '%s processor set %d' % ('would remove' if self.check_mode else 'removed', set_id)))
-            return
-        created = set_id is None
-        detail = 'processor sets end at reboot; persist=true keeps the binding as a resource pool'
-        if created and not self.check_mode:
+            if live['set_id'] is not None and not self.check_mode:
+                self.run_ok(['psrset', '-d', str(live['set_id'])])
+                done['removed'] = True
+            return done
+        if live['set_id'] is None and not self.check_mode:
             set_id = parse_psrset_created(self.run_ok(['psrset', '-c'] + [str(c) for c in self.cpus]))
             if set_id is None:
-                records.append(Setting(name, 'psrset', desired, None, None, FAILED, 'psrset -c printed no set id'))
-                return
-            sets = parse_psrset_info(self.run_ok(['psrset', '-i', str(set_id)]))
-        live = {'id': set_id, 'cpus': numa.render_cpu_list(sets[set_id]['cpus'])} if set_id in sets else None
-        status = decide_status(not created, None, self.check_mode)
-        if live is not None and live['cpus'] != desired['cpus']:
-            status, detail = FAILED, 'processor set %d reads back CPUs %s' % (set_id, live['cpus'])
-        records.append(Setting(name, 'psrset', desired, live, None, status,
-                               ('would create a processor set; ' if created and self.check_mode else '') + detail))
-        if status == FAILED:
-            return
-        for what, pids in self._processes():
-            self._bind_psrset(records, what, pids, set_id)
+                done['no_id'] = True
+                return done
+            done['created'] = set_id
+            done['sets'] = parse_psrset_info(self.run_ok(['psrset', '-i', str(set_id)]))
+        set_id, now = self._set_now(live, done)
+        if now is not None and now['cpus'] != numa.render_cpu_list(self.cpus):
+            return done
+        groups = live['groups'] if 'groups' in live else self.find_groups()
+        done['groups'] = self.bind_groups('psrset', set_id, groups,
+                                          lambda what, todo: ['psrset', '-b', str(set_id)] + [str(p) for p in todo])
+        return done
 
-    def _bind_psrset(self, records, what, pids, set_id):
-        if not pids:
-            records.append(Setting('processes:%s' % what, what, None, None, None, OK, 'no running process matches'))
-            return
-        before = parse_psrset_query(self.run_ok(['psrset', '-q'] + [str(p) for p in pids]))
-        todo = [p for p in pids if set_id is None or before.get(p) != set_id]
-        after = before
-        if todo and not self.check_mode:
-            self.run_ok(['psrset', '-b', str(set_id)] + [str(p) for p in todo])
-            after = parse_psrset_query(self.run_ok(['psrset', '-q'] + [str(p) for p in pids]))
-        for pid in pids:
-            live_ok = before.get(pid) == set_id if set_id is not None else False
-            status = decide_status(live_ok, None, self.check_mode)
-            if not self.check_mode and after.get(pid) != set_id:
-                status = FAILED
-            how = 'read back' if not todo or self.check_mode else 'set with psrset -b'
-            detail = '%s; processor set binding %s' % (what, how)
-            if self.project and what.startswith('project='):
-                detail += '; new processes of the project are bound only through a pool (persist=true)'
-            records.append(Setting('pid:%d' % pid, what, {'set': set_id}, {'set': after.get(pid)}, None, status, detail))
-
-    # ------------------------------------------------------------ pools
-    def run_pools(self, records, active):
-        name = 'pool:%s' % self.pool
-        desired = {'cpus': numa.render_cpu_list(self.cpus), 'pset': self.pool} if self.state == 'present' else None
-        if not active:
-            if self.state == 'absent':
-                records.append(Setting(name, '/etc/pooladm.conf', None, None, None, OK, 'the pools facility is not active'))
-                return
-            records.append(Setting('pools', 'svc:/system/pools', 'enabled', 'disabled', None,
-                                   decide_status(False, None, self.check_mode),
-                                   '%s the pools facility (pooladm -e)' % ('would enable' if self.check_mode else 'enabled')))
-            if self.check_mode:
-                records.append(Setting(name, '/etc/pooladm.conf', desired, None, None, decide_status(False, False, True),
-                                       'would create pool and pset %s with CPUs %s' % (self.pool, desired['cpus'])))
-                return
-            self.run_ok(['pooladm', '-e'])
-        # The file applied at boot; made from the running configuration when missing.
-        rc, out, err = self.runner(['poolcfg', '-c', 'info'])
-        if rc != 0:
-            if self.check_mode:
-                static = {'system': None, 'properties': {}, 'pools': {}, 'psets': {}}
-            else:
-                self.run_ok(['pooladm', '-s'])
-                static = parse_pool_info(self.run_ok(['poolcfg', '-c', 'info']))
-        else:
-            static = parse_pool_info(out)
-        dynamic = parse_pool_info(self.run_ok(['poolcfg', '-dc', 'info'], 'poolcfg -dc info'))
+    def _psrset_records(self, live, done):
+        name = 'psrset:%s' % self.name
+        cpus = numa.render_cpu_list(self.cpus)
         if self.state == 'absent':
-            commands = [cmd for cmd, present in (('destroy pool %s' % self.pool, self.pool in static['pools']),
-                                                 ('destroy pset %s' % self.pool, self.pool in static['psets']))
-                        if present]
-        else:
-            commands = pool_commands(static, self.pool, self.cpus)
-        live_before = self._pool_live(dynamic)
-        persisted_ok = not commands
-        want_live = None if self.state == 'absent' else desired['cpus']
-        live_ok = (live_before is None) if want_live is None else (live_before or {}).get('cpus') == want_live
-        details = []
-        dynamic_after = dynamic
-        if (commands or not live_ok) and not self.check_mode:
-            for command in commands:
-                self.run_ok(['poolcfg', '-c', command])
-            self.run_ok(['pooladm', '-c'])
-            dynamic_after = parse_pool_info(self.run_ok(['poolcfg', '-dc', 'info']))
-            details.append('poolcfg: %s; applied with pooladm -c' % '; '.join(commands) if commands else
-                           'applied /etc/pooladm.conf with pooladm -c')
-        elif commands:
-            details.append('would run poolcfg: %s; then pooladm -c' % '; '.join(commands))
-        live_after = self._pool_live(dynamic_after)
-        status = decide_status(live_ok, persisted_ok, self.check_mode)
-        if not self.check_mode and (live_after or {}).get('cpus') != want_live and \
-                not (want_live is None and live_after is None):
-            status = FAILED
-            details.append('the running configuration reads back %s' % (live_after,))
-        persisted = {'cpus': numa.render_cpu_list(static['psets'][self.pool]['cpus'])} \
-            if self.pool in static['psets'] and not commands else None
-        records.append(Setting(name, '/etc/pooladm.conf', desired, live_after if not self.check_mode else live_before,
-                               persisted, status, '; '.join(details)))
-        if status == FAILED or self.state == 'absent':
-            if self.state == 'absent' and self.project:
-                self._project_attribute(records)
-            return
-        if self.project:
-            self._project_attribute(records)
-        for what, pids in self._processes():
-            self._bind_pool(records, what, pids)
+            set_id = live['set_id']
+            if set_id is None:
+                return [Setting(name, 'psrset', None, None, None, OK, 'no user processor set holds CPUs %s' % cpus)]
+            return [Setting(name, 'psrset', None, {'id': set_id, 'cpus': cpus}, None,
+                            decide_status(None, False, self.check_mode),
+                            '%s processor set %d' % ('would remove' if self.check_mode else 'removed', set_id))]
+        desired = {'cpus': cpus}
+        if done['no_id']:
+            return [Setting(name, 'psrset', desired, None, None, FAILED, 'psrset -c printed no set id')]
+        created = live['set_id'] is None
+        set_id, now = self._set_now(live, done)
+        status, detail = decide_status(not created, None, self.check_mode), SET_DETAIL
+        if now is not None and now['cpus'] != cpus:
+            status, detail = FAILED, 'processor set %d reads back CPUs %s' % (set_id, now['cpus'])
+        records = [Setting(name, 'psrset', desired, now, None, status,
+                           ('would create a processor set; ' if created and self.check_mode else '') + detail)]
+        for group in done['groups']:
+            records.extend(self._psrset_binding_records(group, set_id))
+        return records
 
-    def _pool_live(self, dynamic):
-        pset = dynamic['psets'].get(self.pool)
-        if pset is None or self.pool not in dynamic['pools']:
-            return None
-        return {'cpus': numa.render_cpu_list(pset['cpus']), 'sys_id': pset['properties'].get('pset.sys_id')}
-
-    def _project_attribute(self, records):
-        have = self.project_attribs.get('project.pool')
-        want = self.pool if self.state == 'present' else None
-        ok = have == want or (want is None and have != self.pool)
-        status = decide_status(None, ok, self.check_mode)
-        if not ok and not self.check_mode:
-            if want:
-                self.run_ok(['projmod', '-s', '-K', 'project.pool=%s' % want, self.project])
-            else:
-                self.run_ok(['projmod', '-r', '-K', 'project.pool=%s' % self.pool, self.project])
-        records.append(Setting('project:%s' % self.project, '/etc/project', want, None, have if ok or self.check_mode
-                               else want, status, 'project.pool makes new processes of the project start in the pool'))
-
-    def _bind_pool(self, records, what, pids):
+    def _psrset_binding_records(self, group, set_id):
+        what, pids = group['what'], group['pids']
         if not pids:
-            records.append(Setting('processes:%s' % what, what, None, None, None, OK, 'no running process matches'))
-            return
-        before = parse_poolbind_query(self.run_ok(['poolbind', '-q'] + [str(p) for p in pids]))
-        todo = [p for p in pids if before.get(p) != self.pool]
-        after = before
-        if todo and not self.check_mode:
-            if what.startswith('project='):
-                self.run_ok(['poolbind', '-p', self.pool, '-i', 'project', self.project])
-            else:
-                self.run_ok(['poolbind', '-p', self.pool, '-i', 'pid'] + [str(p) for p in todo])
-            after = parse_poolbind_query(self.run_ok(['poolbind', '-q'] + [str(p) for p in pids]))
+            return [Setting('processes:%s' % what, what, None, None, None, OK, 'no running process matches')]
+        detail = '%s; processor set binding %s' % (what, 'set with psrset -b' if group['bound'] else 'read back')
+        if self.project and what.startswith('project='):
+            detail += '; new processes of the project are bound only through a pool (persist=true)'
+        records = []
         for pid in pids:
-            status = decide_status(before.get(pid) == self.pool, None, self.check_mode)
-            if not self.check_mode and after.get(pid) != self.pool:
+            live_ok = group['before'].get(pid) == set_id if set_id is not None else False
+            status = decide_status(live_ok, None, self.check_mode)
+            if not self.check_mode and group['after'].get(pid) != set_id:
                 status = FAILED
-            records.append(Setting('pid:%d' % pid, what, {'pool': self.pool}, {'pool': after.get(pid)}, None, status,
-                                   '%s; %s' % (what, 'bound with poolbind' if pid in todo and not self.check_mode else
-                                               'pool binding read back with poolbind -q')))
+            records.append(Setting('pid:%d' % pid, what, {'set': set_id}, {'set': group['after'].get(pid)}, None,
+                                   status, detail))
+        return records

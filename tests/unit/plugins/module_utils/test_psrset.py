@@ -13,6 +13,7 @@ import re
 
 import pytest
 
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import Result, Setting
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.processor_set import common, plan
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.processor_set import sunos_output as sol
 
@@ -410,3 +411,88 @@ def test_pool_absent_destroys_pool_and_pset_and_clears_project():
                                    'pooladm -c', 'projmod -r -K project.pool=dbhost-oracle user.oracle']
     assert statuses(result) == [('pool:dbhost-oracle', 'changed'), ('project:user.oracle', 'changed')]
     assert 'dbhost-oracle' not in solaris.dynamic['psets']
+
+
+# ------------------------------------------------------------------ the hooks one by one
+def walk(value):
+    """The value and everything inside its dicts, lists and tuples."""
+    yield value
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, (list, tuple)) else ()
+    for item in items:
+        for inner in walk(item):
+            yield inner
+
+
+def hooks(solaris, args, check_mode=False):
+    """Plan.run() hook by hook: (commands the read hooks ran, commands apply() ran, done, result)."""
+    processor_set = plan.ProcessorSet(args, check_mode=check_mode, runner=solaris, system_name='SunOS')
+    processor_set.validate()
+    desired = processor_set.desired()
+    live = processor_set.read_live(desired)
+    persisted = processor_set.read_persisted(desired)
+    reads = list(solaris.calls)
+    done = processor_set.apply(desired, live, persisted, None)
+    applied = solaris.calls[len(reads):]
+    result = Result(check_mode)
+    processor_set.render(result, desired, live, persisted, done)
+    return reads, applied, done, result
+
+
+def mutating(calls):
+    return [c for c in calls if any(c.startswith(m) for m in Solaris.MUTATING)]
+
+
+@pytest.mark.parametrize('args, pools', [
+    (dict(PSRSET_ARGS, project='user.oracle'), False),
+    (POOL_ARGS, False),
+    (POOL_ARGS, True),
+])
+def test_apply_builds_no_record_and_render_builds_them_all(args, pools):
+    by_module = Solaris(pools=pools)
+    expected = run(by_module, args)
+    solaris = Solaris(pools=pools)
+    reads, applied, done, result = hooks(solaris, args)
+    assert [v for v in walk(done) if isinstance(v, Setting)] == []
+    assert result.as_dict() == expected.as_dict() and result.changed is True
+    assert solaris.calls == by_module.calls
+    assert mutating(reads) == [] and mutating(applied) != []
+
+
+@pytest.mark.parametrize('args, pools', [(PSRSET_ARGS, False), (POOL_ARGS, False), (POOL_ARGS, True)])
+def test_check_mode_reads_everything_before_apply(args, pools):
+    solaris = Solaris(pools=pools)
+    reads, applied, done, result = hooks(solaris, args, check_mode=True)
+    assert applied == [] and mutating(reads) == []
+    assert result.as_dict() == run(Solaris(pools=pools), args, check_mode=True).as_dict()
+
+
+def test_an_unchanged_run_reads_everything_before_apply():
+    solaris = Solaris(pools=True)
+    run(solaris, POOL_ARGS)
+    solaris.calls = []
+    reads, applied, done, result = hooks(solaris, POOL_ARGS)
+    assert applied == [] and result.changed is False
+    assert reads[-2:] == ['ps -e -o pid= -o uid= -o project= -o args=', 'poolbind -q 2012 2013']
+
+
+def test_reads_that_follow_a_change_keep_their_place():
+    """poolcfg reads wait for pooladm -e, the dynamic one for pooladm -s; the bindings for the pool and
+    projmod; a second group's bindings for the first group's psrset -b (the same processes)."""
+    solaris = Solaris(pools=False)
+    run(solaris, POOL_ARGS)
+    assert solaris.calls == [
+        'psrinfo', 'projects -l user.oracle', 'pooladm', 'pooladm -e', 'poolcfg -c info', 'pooladm -s',
+        'poolcfg -c info', 'poolcfg -dc info',
+        'poolcfg -c create pset dbhost-oracle (uint pset.min = 2; uint pset.max = 2)',
+        'poolcfg -c create pool dbhost-oracle', 'poolcfg -c associate pool dbhost-oracle (pset dbhost-oracle)',
+        'poolcfg -c transfer to pset dbhost-oracle (cpu 4; cpu 5)', 'pooladm -c', 'poolcfg -dc info',
+        'projmod -s -K project.pool=dbhost-oracle user.oracle', 'ps -e -o pid= -o uid= -o project= -o args=',
+        'poolbind -q 2012 2013', 'poolbind -p dbhost-oracle -i project user.oracle', 'poolbind -q 2012 2013']
+    solaris = Solaris()
+    solaris.sets[1] = [4, 5]
+    result = run(solaris, dict(PSRSET_ARGS, project='user.oracle'))
+    assert solaris.calls[3:] == [
+        'psrset -i', 'ps -e -o pid= -o uid= -o project= -o args=', 'psrset -q 2012 2013', 'psrset -b 1 2012 2013',
+        'psrset -q 2012 2013', 'psrset -q 2012 2013']
+    assert statuses(result) == [('psrset:oracle', 'ok'), ('pid:2012', 'changed'), ('pid:2013', 'changed'),
+                                ('pid:2012', 'ok'), ('pid:2013', 'ok')]

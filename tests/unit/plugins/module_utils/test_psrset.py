@@ -416,11 +416,11 @@ def test_pool_absent_destroys_pool_and_pset_and_clears_project():
 # ------------------------------------------------------------------ the hooks one by one
 def walk(value):
     """The value and everything inside its dicts, lists and tuples."""
-    yield value
+    found = [value]
     items = value.values() if isinstance(value, dict) else value if isinstance(value, (list, tuple)) else ()
     for item in items:
-        for inner in walk(item):
-            yield inner
+        found.extend(walk(item))
+    return found
 
 
 def hooks(solaris, args, check_mode=False):

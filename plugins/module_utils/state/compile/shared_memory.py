@@ -54,6 +54,9 @@ def compile_shared_memory(state, v, facts, numa_node=None):
     root = root_of(v, 'shared_memory_root')
     user, gid = _account(v, system, engine, root)
     comparison = _comparison(v, 'shared_memory_comparison')
+    if v.get('shared_memory_keep_higher') and comparison == compare.EXACT:
+        # keep_higher (older inventories) never lowers a larger value: that is the minimum rule
+        comparison = compare.MINIMUM
     hugepages_comparison = _comparison(v, 'shared_memory_hugepages_comparison')
     if numa_node is None:
         numa_node = v.get('shared_memory_numa_node')

@@ -108,6 +108,23 @@ def test_the_weaker_minimum_stays_with_the_first_owner(root):
     assert 'kernel.shmmni' not in calls['kernel_params']['params']
 
 
+@pytest.mark.parametrize('comparison, keep_higher, expected', [
+    ('exact', False, 'exact'),
+    ('exact', True, 'minimum'),
+    ('minimum', False, 'minimum'),
+    ('minimum', True, 'minimum'),
+])
+def test_keep_higher_turns_exact_limits_into_minimums(root, comparison, keep_higher, expected):
+    state = desired.compile_state(['shared_memory'], inputs(root, 'oracle', shared_memory={
+        'shared_memory_comparison': comparison, 'shared_memory_keep_higher': keep_higher}), facts(64 * GIB))
+    records = by_key(state)
+    assert records[('sysctl', 'kernel.shmmax')]['comparison'] == expected
+    assert records[('limits', 'oracle hard memlock')]['comparison'] == expected
+    # the group is an identity, never a minimum; the pool has its own comparison
+    assert records[('sysctl', 'vm.hugetlb_shm_group')]['comparison'] == 'exact'
+    assert records[('hugepages', 'vm.nr_hugepages')]['comparison'] == 'minimum'
+
+
 def test_two_different_exact_values_are_refused_naming_both_roles(root):
     with pytest.raises(InputError) as error:
         desired.compile_state(['kernel_params', 'shared_memory'], inputs(

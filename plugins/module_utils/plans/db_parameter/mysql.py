@@ -61,6 +61,7 @@ class MysqlEngine(Engine):
         self.files = []
         self.file_by_shown = {}
         self.items = []
+        self.notes = []
         self.new_section = False
         self._visit(self.plan.path, override, [])
 

@@ -470,6 +470,20 @@ def test_mysql_missing_includedir_is_a_warning(tmp_path, run_module):
     assert planned.warnings == ['%s line 3: !includedir %s/missing.d does not exist' % (path, tmp_path)]
 
 
+def test_mysql_notes_describe_the_files_once_after_an_edit(tmp_path):
+    # An edit reads the files again with the new text; the notes are of that reading, not both.
+    path = str(tmp_path / 'my.cnf')
+    with open(path, 'w') as handle:
+        handle.write('[mysqld]\ninnodb_flush_method = fsync\n!includedir %s/missing.d\n' % tmp_path)
+    planned = dbp.DbParameter('mysql', {'innodb_flush_method': 'O_DIRECT'}, path=path, read_live=False)
+    result = planned.run()
+    note = '%s line 3: !includedir %s/missing.d does not exist' % (path, tmp_path)
+    assert result.changed and result.warnings == [note]
+    assert planned.engine.notes == [note]
+    with open(path) as handle:
+        assert handle.read() == '[mysqld]\ninnodb_flush_method = O_DIRECT\n!includedir %s/missing.d\n' % tmp_path
+
+
 def test_pfile_with_the_instance_down_says_why_live_is_unknown(tmp_path):
     home = str(tmp_path / 'dbhome')
     os.makedirs(os.path.join(home, 'bin'))

@@ -29,6 +29,9 @@ description:
   - When the system refuses the remount, the file is put back as it was for that mount point
     (an option the kernel refuses would fail at the next boot too), the records say C(failed), and the task fails.
   - Several mount points are handled in one call with O(mounts), one file write and one remount per mount point.
+  - On a Linux host booted with systemd, C(systemctl daemon-reload) runs after fstab is written (and again
+    if a line is put back), so that the mount units systemd makes from fstab carry the new options;
+    a failed reload is a warning.
   - All input is checked before anything is touched.
 author:
   - dbhost.tuning contributors (!UNKNOWN)

@@ -22,6 +22,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import FileChange, PathError, read_text, rooted
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import (
     CHANGED, FAILED, OK, PENDING_REBOOT, Setting, decide_status)
+from ansible_collections.dbhost.tuning.plugins.module_utils.formats import systemd
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats.fstab import normalize_path
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.base import Plan
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.mounts.options import (
@@ -72,7 +73,10 @@ class MountOptions(Plan):
     ``mounts``: a list of {path, present, absent}.  ``live_root``: where /proc (Linux) or
     /etc/mnttab (SunOS) are read from; None when the live state is not managed (a ``root``
     other than ``/``: remounting would act on the running host, not on the image).
-    ``runner(argv)`` returns (rc, stdout, stderr).
+    ``runner(argv)`` returns (rc, stdout, stderr).  ``systemd_running``: whether to run
+    ``systemctl daemon-reload`` after the file is written (systemd makes its mount units
+    from fstab; until a reload they keep the old options); default: the live host is
+    booted with systemd.
 
     The hooks' shapes: desired is a list of MountRequest; live is {mount point: LiveMount}
     from the mount table, or None when it is not read; persisted is a Persisted; apply()
@@ -85,7 +89,7 @@ class MountOptions(Plan):
         return 'remount refused: %s' % ', '.join(sorted(lines))
 
     def __init__(self, mounts, remount=True, file=None, root='/', backup=False, check_mode=False,
-                 system_name=None, runner=None, live_root='/', mount_command='mount'):
+                 system_name=None, runner=None, live_root='/', mount_command='mount', systemd_running=None):
         try:
             self.platform = platforms.pick(PLATFORMS, system_name)()
         except platforms.UnsupportedPlatform as exc:
@@ -99,6 +103,10 @@ class MountOptions(Plan):
         self.runner = runner
         self.live_root = live_root
         self.mount_command = mount_command
+        if systemd_running is None:
+            systemd_running = (live_root == '/' and runner is not None and self.platform.name == platforms.LINUX
+                               and systemd.systemd_running('/'))
+        self.systemd_running = systemd_running
         self.backup_file = None
 
     # ---------------------------------------------------------------- validation
@@ -241,6 +249,7 @@ class MountOptions(Plan):
         change = FileChange(persisted.local_file, persisted.text, text_after, self.file)
         backup_file = self.backup_file = change.commit(module, backup_file=self.backup, check_mode=self.check_mode)
         written = change.needed and not self.check_mode
+        reload_errors = [self._reload_units()] if written else []
 
         for mount in mounts:
             self._plan_remount(mount)
@@ -256,12 +265,24 @@ class MountOptions(Plan):
             kept = dict((index, options) for index, options in changes.items() if index not in failed)
             text_after = persisted.table.render(kept) if kept else persisted.text
             FileChange(persisted.local_file, read_text(persisted.local_file), text_after, self.file).apply(module)
+            reload_errors.append(self._reload_units())
         live_after = None
         if not self.check_mode and any(mount.remount_argv for mount in mounts):
             live_after = self.read_live() or {}
         for mount in mounts:
             mount.live_after = live_after.get(mount.path) if live_after is not None else mount.live_before
-        return {'mounts': mounts, 'text': text_after, 'backup_file': backup_file}
+        return {'mounts': mounts, 'text': text_after, 'backup_file': backup_file,
+                'reload_errors': [error for error in reload_errors if error]}
+
+    def _reload_units(self):
+        """After a write: ``systemctl daemon-reload`` when systemd runs; its error, or None."""
+        if not self.systemd_running:
+            return None
+        rc, out, err = self.runner(['systemctl', 'daemon-reload'])
+        if rc == 0:
+            return None
+        return 'wrote %s but systemctl daemon-reload failed (%s): the mount units keep the old options until ' \
+               'the next reload' % (self.file, (err or out or 'exit status %d' % rc).strip())
 
     def _plan_remount(self, mount):
         """Which options a remount must name, or why no remount happens."""
@@ -289,6 +310,7 @@ class MountOptions(Plan):
     # ---------------------------------------------------------------- render
     def render(self, result, desired, live, persisted, done):
         result.add_diff(self.file, persisted.text, done['text'])
+        result.warnings.extend(done.get('reload_errors', []))
         for mount in done['mounts']:
             for token in mount.present:
                 result.add(self._record(mount, token, True))

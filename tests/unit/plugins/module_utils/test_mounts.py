@@ -203,8 +203,9 @@ class FakeMount(object):
     ``ignore`` lists options the fake file system accepts on remount without applying them.
     """
 
-    def __init__(self, tree, system='Linux', rc=0, err='', ignore=()):
+    def __init__(self, tree, system='Linux', rc=0, err='', ignore=(), reload_rc=0):
         self.tree = tree
+        self.reload_rc = reload_rc
         self.system = system
         self.calls = []
         self.rc = rc
@@ -213,6 +214,8 @@ class FakeMount(object):
 
     def __call__(self, argv):
         self.calls.append(list(argv))
+        if argv[0] == 'systemctl':
+            return (self.reload_rc, '', 'Failed to reload daemon: Access denied') if self.reload_rc else (0, '', '')
         if self.rc:
             return self.rc, '', self.err
         path = argv[-1]
@@ -375,6 +378,52 @@ def test_linux_remount_refused_restores_the_file_and_fails(linux_tree):
     assert stat.S_IMODE(os.stat(os.path.join(linux_tree, 'etc', 'fstab')).st_mode) == 0o640
     assert 'remount refused' in plan.failure_message(result) and '/u03' in plan.failure_message(result)
     assert records_by_target(result)[('/u06', 'nodev')].status == CHANGED
+
+
+RELOAD = ['systemctl', 'daemon-reload']
+
+
+def test_linux_systemd_reloads_the_mount_units_after_writing_fstab(linux_tree):
+    # systemd makes its .mount units from fstab: reload after the write, before the remount.
+    fake = FakeMount(linux_tree)
+    dummy, result = run(linux_tree, [{'path': '/u03', 'present': ['noatime']}], runner=fake, systemd_running=True)
+    assert fake.calls == [RELOAD, ['mount', '-o', 'remount,noatime', '/u03']]
+    assert result.changed and result.warnings == []
+    # Nothing written: no reload, no remount.
+    again = FakeMount(linux_tree)
+    run(linux_tree, [{'path': '/u03', 'present': ['noatime']}], runner=again, systemd_running=True)
+    assert again.calls == []
+
+
+def test_linux_systemd_check_mode_reloads_nothing(linux_tree):
+    before = read(linux_tree, 'etc/fstab')
+    fake = FakeMount(linux_tree)
+    dummy, result = run(linux_tree, [{'path': '/u03', 'present': ['noatime']}], runner=fake, systemd_running=True,
+                        check_mode=True)
+    assert fake.calls == [] and result.changed and read(linux_tree, 'etc/fstab') == before
+
+
+def test_linux_systemd_reload_failure_is_a_warning_naming_the_file(linux_tree):
+    fake = FakeMount(linux_tree, reload_rc=1)
+    dummy, result = run(linux_tree, [{'path': '/u03', 'present': ['noatime']}], runner=fake, systemd_running=True)
+    assert fake.calls == [RELOAD, ['mount', '-o', 'remount,noatime', '/u03']]
+    assert records_by_target(result)[('/u03', 'noatime')].status == CHANGED
+    assert result.warnings == ['wrote /etc/fstab but systemctl daemon-reload failed (Failed to reload daemon: '
+                               'Access denied): the mount units keep the old options until the next reload']
+
+
+def test_linux_systemd_reloads_again_after_taking_a_refused_line_back(linux_tree):
+    fake = FakeMount(linux_tree, rc=32, err='mount: /u03: bad option.')
+    run(linux_tree, [{'path': '/u03', 'present': ['noatime']}], runner=fake, systemd_running=True)
+    assert fake.calls == [RELOAD, ['mount', '-o', 'remount,noatime', '/u03'], RELOAD]
+    assert read(linux_tree, 'etc/fstab') == FSTAB
+
+
+def test_linux_systemd_is_not_reloaded_for_another_root(linux_tree):
+    # The default looks at the running host only when the live root is / (here a test tree).
+    plan = MountOptions([{'path': '/u03', 'present': ['noatime']}], root=linux_tree, system_name='Linux',
+                        runner=FakeMount(linux_tree), live_root=linux_tree)
+    assert plan.systemd_running is False
 
 
 def test_linux_remount_false_edits_the_file_and_reports_pending(linux_tree):

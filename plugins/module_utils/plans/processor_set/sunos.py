@@ -103,6 +103,10 @@ class SunOSProcessorSet(Plan):
         self.topology = {'nodes': {}, 'online_cpus': self.online, 'possible_cpus': sorted(status),
                          'offline_cpus': sorted(c for c, s in status.items() if s not in ONLINE_STATES)}
         spec = self.args.get('cpus')
+        if self.state == 'absent' and spec is None and not self.persist:
+            # A psrset processor set has a number, not a name: only its CPUs tell which is ours.
+            raise InputError('cpus is required with state=absent and persist=false on SunOS: a processor set made '
+                             'with psrset has no name, so it is found by its CPUs (psrset -i)')
         if self.state == 'present' or spec is not None:
             self.cpus = self._select(spec)
             rest = [c for c in self.online if c not in self.cpus]

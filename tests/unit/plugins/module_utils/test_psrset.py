@@ -322,6 +322,7 @@ def test_psrset_absent_removes_the_set():
     ({'cpus': 'node:7'}, 'lgroup(s) 7 do not exist'),
     ({'cpus': '4', 'service': 'oracle'}, 'Linux (systemd) option'),
     ({'cpus': '4', 'project': 'user.nobody'}, "project 'user.nobody' does not exist"),
+    ({'state': 'absent'}, 'cpus is required with state=absent and persist=false'),
 ])
 def test_sunos_bad_input_refused_before_any_change(args, message):
     solaris = Solaris()

@@ -15,6 +15,8 @@ import os
 import platform
 import re
 
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import sysfs
+
 LINUX = 'Linux'
 SUNOS = 'SunOS'
 FREEBSD = 'FreeBSD'
@@ -67,8 +69,5 @@ def parse_meminfo(text):
 
 def meminfo(root='/'):
     path = os.path.join(root or '/', 'proc', 'meminfo')
-    try:
-        with open(path) as handle:
-            return parse_meminfo(handle.read())
-    except IOError:
-        return {}
+    content = sysfs.read_text(path)
+    return parse_meminfo(content) if content is not None else {}

@@ -48,18 +48,21 @@ def parse_choice(raw):
 
 
 def _read(path):
-    with open(path) as handle:
-        return handle.read()
+    # Bytes decoded leniently: /proc/PID/cmdline and environ hold whatever a process put there.
+    with open(path, 'rb') as handle:
+        return handle.read().decode('utf-8', 'replace')
 
 
-def read_text(path, strict=False):
-    """A kernel pseudo-file's text with the surrounding whitespace stripped.
+def read_text(path, strict=False, strip=True):
+    """A kernel pseudo-file's text with the surrounding whitespace stripped (``strip=False``:
+    as it is, for /proc/PID files such as cmdline, whose last argument may end in spaces).
 
-    None when it cannot be read (absent, write-only, not permitted); with ``strict`` the
-    IOError/OSError is raised instead.
+    None when it cannot be read (absent, write-only, not permitted, the process gone); with
+    ``strict`` the IOError/OSError is raised instead.
     """
     try:
-        return _read(path).strip()
+        text = _read(path)
+        return text.strip() if strip else text
     except (IOError, OSError):
         if strict:
             raise

@@ -14,6 +14,7 @@ import os
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import mountinfo as _mountinfo
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import numa
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import sysfs
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.processor_set.common import parse_status
 
 CPUSET_PREFIX = 'dbhost-'
@@ -63,11 +64,7 @@ class ProcTable(object):
         self.proc = proc
 
     def _read(self, *parts):
-        try:
-            with open(os.path.join(self.proc, *[str(p) for p in parts]), 'rb') as handle:
-                return handle.read().decode('utf-8', 'replace')
-        except (IOError, OSError):
-            return None
+        return sysfs.read_text(os.path.join(self.proc, *[str(p) for p in parts]), strip=False)
 
     def pids(self):
         try:
@@ -127,12 +124,9 @@ class CpusetV1(object):
     def exists(self):
         return os.path.isdir(self.folder)
 
-    def _value(self, folder, name):
-        try:
-            with open(os.path.join(folder, name)) as handle:
-                return handle.read().strip()
-        except (IOError, OSError):
-            return None
+    @staticmethod
+    def _value(folder, name):
+        return sysfs.read_text(os.path.join(folder, name))
 
     def _list(self, folder, name):
         return numa.cpu_list_from_file(self._value(folder, name), os.path.join(folder, name))
@@ -155,11 +149,7 @@ class CpusetV1(object):
 
     @staticmethod
     def _write(path, value):
-        fd = os.open(path, os.O_WRONLY)
-        try:
-            os.write(fd, str(value).encode('ascii'))
-        finally:
-            os.close(fd)
+        sysfs.write_text(path, str(value))
 
     def ensure(self, cpus, mems):
         """Create or update the cpuset; memory_migrate first so that moved tasks take their pages."""

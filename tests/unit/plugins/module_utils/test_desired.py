@@ -179,3 +179,15 @@ def test_default_roles_follow_the_inputs():
                                   'block_queue': {'block_queue_devices': [{'name': 'sd*'}]},
                                   'processor_sets': {'processor_sets_cpus': '0-3'}}) == [
         'kernel_params', 'shared_memory', 'block_queue', 'processor_sets']
+
+
+def test_accounts_are_read_from_the_roots_passwd_and_group(root):
+    from ansible_collections.dbhost.tuning.plugins.module_utils.state.compile.common import group_gid, passwd_entry
+    assert passwd_entry(root, 'postgres') == (110, 118)
+    assert group_gid(root, 'dba') == 54322
+    assert passwd_entry(root, 'nobody') is None and group_gid(root, 'wheel') is None
+    with open(os.path.join(root, 'etc', 'passwd'), 'a') as handle:
+        handle.write(u'broken:x:notanumber:1::/:/bin/sh\n')
+    assert passwd_entry(root, 'broken') is None
+    os.remove(os.path.join(root, 'etc', 'group'))
+    assert group_gid(root, 'dba') is None

@@ -58,7 +58,7 @@ options:
       - The CPUs, as a CPU list such as V(0-15,32-47) (a list of integers also works), or V(node:N) for every online
         CPU of NUMA node N (V(node:0,1) for several nodes).
       - Required with O(state=present), and on SunOS with O(state=absent) and O(persist=false) (a psrset
-        processor set has no name: it is found by its CPUs).
+        processor set has no name, so it is found by its CPUs).
     type: raw
   mems:
     description:

@@ -9,7 +9,8 @@ Files named ``*.conf`` are looked up in folders given in precedence order (for e
 same name in every later one; the files then apply sorted by file name.  A link to
 /dev/null masks a name (``is_masked``); the caller drops such entries.
 
-Shared by the sysctl, tmpfiles and systemd drop-in code.
+Shared by the sysctl, tmpfiles, limits and systemd drop-in code; texts_at_boot() gives the
+texts a boot would read, were our file to hold a given text (the "what wins at boot" check).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -17,6 +18,8 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import os
+
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import read_text
 
 
 def under_root(root, path):
@@ -50,3 +53,10 @@ def search(root, folders, extra=None, suffix='.conf'):
             if name.endswith(suffix) and name not in chosen:
                 chosen[name] = (os.path.join(folder, name), os.path.join(local_folder, name))
     return [chosen[name] for name in sorted(chosen)]
+
+
+def texts_at_boot(root, files, ours, text):
+    """[(path as on the system, text)] of ``files`` ([(shown, local)] from a boot_files()):
+    our file ``ours`` as holding ``text`` (what it would hold after our write), every other
+    as it is now under ``root`` ('' when absent; a link out of root is refused)."""
+    return [(shown, (text if shown == ours else read_text(local, root=root)) or '') for shown, local in files]

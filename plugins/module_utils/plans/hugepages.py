@@ -29,6 +29,7 @@ __metaclass__ = type
 import os
 import re
 
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import confd
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import compare
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate
@@ -152,33 +153,21 @@ class HugePages(Plan):
                 pass
         return live
 
-    def _sysctl_resolver(self, text):
-        files = []
-        for shown, local in sysctl.boot_files(self.root, extra=self.sysctl_file):
-            files.append((shown, text if shown == self.sysctl_file else (read_text(local, root=self.root) or '')))
-        exact, globs = sysctl.effective_values(files)
-
-        def resolve(pool):
-            value, shown = sysctl.winner(exact, globs, SYSCTL_KEY)
-            return _as_count(value), shown
-        return resolve
-
-    def _tmpfiles_resolver(self, text):
-        files = []
-        for shown, local in tmpfiles.boot_files(self.root, extra=self.tmpfiles_file):
-            files.append((shown, text if shown == self.tmpfiles_file else (read_text(local, root=self.root) or '')))
-        exact, globs = tmpfiles.effective_writes(files)
-
-        def resolve(pool):
-            value, shown = tmpfiles.resolve(exact, globs, pool.path)
-            return _as_count(value), shown
-        return resolve
-
     def _resolver(self, sysctl_text, tmpfiles_text):
         """pool -> (count, file) that wins at boot, were our two files to hold these texts."""
-        by_sysctl = self._sysctl_resolver(sysctl_text or '')
-        by_tmpfiles = self._tmpfiles_resolver(tmpfiles_text or '')
-        return lambda pool: (by_sysctl if pool.by_sysctl else by_tmpfiles)(pool)
+        root = self.root
+        sysctl_exact, sysctl_globs = sysctl.effective_values(confd.texts_at_boot(
+            root, sysctl.boot_files(root, extra=self.sysctl_file), self.sysctl_file, sysctl_text))
+        tmpfiles_exact, tmpfiles_globs = tmpfiles.effective_writes(confd.texts_at_boot(
+            root, tmpfiles.boot_files(root, extra=self.tmpfiles_file), self.tmpfiles_file, tmpfiles_text))
+
+        def resolve(pool):
+            if pool.by_sysctl:
+                value, shown = sysctl.winner(sysctl_exact, sysctl_globs, SYSCTL_KEY)
+            else:
+                value, shown = tmpfiles.resolve(tmpfiles_exact, tmpfiles_globs, pool.path)
+            return _as_count(value), shown
+        return resolve
 
     def read_persisted(self, desired):
         """Our two files' paths and texts, and what wins at boot now."""

@@ -17,10 +17,11 @@ import errno
 import os
 import sys
 
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import confd
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import sysfs
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import confine, read_text, rooted
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import confine, rooted
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import PENDING_REBOOT
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import etc_system
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import sysctl
@@ -117,11 +118,7 @@ class LinuxBackend(object):
         sysfs.write_text(self._proc_file(key), value)
 
     def boot_files(self, our_file, our_text):
-        files = []
-        for shown, local in sysctl.boot_files(self.root, extra=our_file):
-            text = our_text if shown == our_file else read_text(local, root=self.root)
-            files.append((shown, text or ''))
-        return files
+        return confd.texts_at_boot(self.root, sysctl.boot_files(self.root, extra=our_file), our_file, our_text)
 
     # Linux: a key no file sets boots with the kernel's built-in value (kernel_default()).
     builtin_defaults = True
@@ -190,11 +187,8 @@ class FreeBSDBackend(LinuxBackend):
             raise OSError(errno.EINVAL, (err or out).strip() or 'sysctl exited %d' % rc)
 
     def boot_files(self, our_file, our_text):
-        files = []
-        for shown in self.files:
-            text = our_text if shown == our_file else read_text(rooted(self.root, shown))
-            files.append((shown, text or ''))
-        return files
+        return confd.texts_at_boot(self.root, [(shown, rooted(self.root, shown)) for shown in self.files], our_file,
+                                   our_text)
 
 
 class SunOSBackend(object):

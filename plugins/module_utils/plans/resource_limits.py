@@ -20,6 +20,7 @@ import os
 import re
 import time
 
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import confd
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import compare
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import limits
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms
@@ -224,8 +225,8 @@ class ResourceLimits(Plan):
 
     # ---- pam_limits
     def _limits_files(self, text):
-        return [(shown, text if shown == self.limits_file else (read_text(local, root=self.root) or ''))
-                for shown, local in limits.boot_files(self.root, extra=self.limits_file)]
+        return confd.texts_at_boot(self.root, limits.boot_files(self.root, extra=self.limits_file), self.limits_file,
+                                   text)
 
     def _apply_limits(self, before, module, done):
         changes = {}

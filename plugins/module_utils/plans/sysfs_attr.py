@@ -23,6 +23,7 @@ __metaclass__ = type
 import os
 import re
 
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import confd
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import sysfs
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import tmpfiles
@@ -181,10 +182,8 @@ class SysfsAttributes(Plan):
 
     def _resolver(self, text):
         """path -> (value, file) that wins at boot, were our file to hold ``text``."""
-        files = []
-        for shown, local in tmpfiles.boot_files(self.root, extra=self.file):
-            files.append((shown, text if shown == self.file else (read_text(local, root=self.root) or '')))
-        exact, globs = tmpfiles.effective_writes(files)
+        exact, globs = tmpfiles.effective_writes(
+            confd.texts_at_boot(self.root, tmpfiles.boot_files(self.root, extra=self.file), self.file, text))
         return lambda path: tmpfiles.resolve(exact, globs, path)
 
     def read_persisted(self, desired):

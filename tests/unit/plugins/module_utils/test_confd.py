@@ -48,3 +48,18 @@ def test_under_root_is_a_lexical_join():
     assert confd.under_root('/srv/root', '/etc/x.d') == '/srv/root/etc/x.d'
     assert confd.under_root(None, '/etc/x.d') == '/etc/x.d'
     assert confd.under_root('/', 'etc/x.d') == '/etc/x.d'
+
+
+def test_texts_at_boot_reads_every_file_but_ours_which_holds_the_new_text(tmp_path):
+    os.makedirs(str(tmp_path / 'etc' / 'sysctl.d'))
+    (tmp_path / 'etc' / 'sysctl.d' / '10-a.conf').write_text(u'vm.swappiness = 10\n')
+    (tmp_path / 'etc' / 'sysctl.d' / '90-ours.conf').write_text(u'old\n')
+    files = confd.search(str(tmp_path), ['/etc/sysctl.d'], extra='/etc/sysctl.d/95-new.conf')
+    assert confd.texts_at_boot(str(tmp_path), files, '/etc/sysctl.d/90-ours.conf', u'new\n') == [
+        ('/etc/sysctl.d/10-a.conf', u'vm.swappiness = 10\n'),
+        ('/etc/sysctl.d/90-ours.conf', u'new\n'),
+        ('/etc/sysctl.d/95-new.conf', u''),          # not written yet: empty
+    ]
+    # our file with no text yet reads as empty too
+    assert confd.texts_at_boot(str(tmp_path), files[:2], '/etc/sysctl.d/90-ours.conf', None)[1] == (
+        '/etc/sysctl.d/90-ours.conf', u'')

@@ -286,6 +286,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.block_queue.plan import DEFAULT_FILE, BlockQueue
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import run_plan
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.options import shared_options
 
 SELECTOR = dict(type='list', elements='str')
 
@@ -306,9 +307,7 @@ def main():
             allow_empty=dict(type='bool', default=False),
             reload=dict(type='bool', default=True),
             trigger=dict(type='bool', default=False),
-            root=dict(type='path', default='/'),
-            backup=dict(type='bool', default=False),
-            fail_on_drift=dict(type='bool', default=False),
+            **shared_options('root', 'backup', 'fail_on_drift')
         ),
         supports_check_mode=True,
     )

@@ -258,6 +258,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter.plan import DbParameter
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import run_plan
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.options import shared_options
 
 
 def main():
@@ -270,8 +271,6 @@ def main():
             oracle_home=dict(type='path'),
             oracle_sid=dict(type='str'),
             mysql_section=dict(type='str', default='mysqld'),
-            backup=dict(type='bool', default=False),
-            root=dict(type='path', default='/'),
             read_live=dict(type='bool', default=True),
             reload=dict(type='bool', default=True),
             os_user=dict(type='str'),
@@ -280,8 +279,7 @@ def main():
             login_host=dict(type='str'),
             login_port=dict(type='int'),
             login_db=dict(type='str', default='postgres'),
-            fail_on_shadowed=dict(type='bool', default=True),
-            fail_on_drift=dict(type='bool', default=False),
+            **shared_options('root', 'backup', 'fail_on_shadowed', 'fail_on_drift')
         ),
         supports_check_mode=True,
     )

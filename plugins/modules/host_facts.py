@@ -106,6 +106,7 @@ ansible_facts:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.host_facts import SUBSETS, gather
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.options import shared_options
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import InputError
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.validate import check_params
 
@@ -114,7 +115,7 @@ def main():
     module = AnsibleModule(
         argument_spec=dict(
             subset=dict(type='list', elements='str', choices=list(SUBSETS)),
-            root=dict(type='path', default='/'),
+            **shared_options('root')
         ),
         supports_check_mode=True,
     )

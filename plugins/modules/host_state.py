@@ -156,6 +156,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.state.host_state import HostState
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import run_plan
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.options import shared_options
 
 
 def main():
@@ -164,7 +165,7 @@ def main():
             roles=dict(type='list', elements='str',
                        choices=['kernel_params', 'shared_memory', 'block_queue', 'direct_io', 'processor_sets']),
             inputs=dict(type='dict', required=True),
-            fail_on_drift=dict(type='bool', default=False),
+            **shared_options('fail_on_drift')
         ),
         supports_check_mode=True,
     )

@@ -209,6 +209,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.kernel_params import KernelParams
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import run_plan
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.options import shared_options
 
 
 def main():
@@ -221,10 +222,7 @@ def main():
             file=dict(type='path'),
             mode=dict(type='str', default='exact', choices=['exact', 'minimum', 'maximum']),
             comparisons=dict(type='dict', default={}),
-            root=dict(type='path', default='/'),
-            backup=dict(type='bool', default=False),
-            fail_on_shadowed=dict(type='bool', default=True),
-            fail_on_drift=dict(type='bool', default=False),
+            **shared_options('root', 'backup', 'fail_on_shadowed', 'fail_on_drift')
         ),
         supports_check_mode=True,
     )

@@ -258,6 +258,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.mounts.plan import MountOptions
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import run_plan
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.options import shared_options
 
 
 def main():
@@ -273,9 +274,7 @@ def main():
             )),
             remount=dict(type='bool', default=True),
             fstab=dict(type='path'),
-            backup=dict(type='bool', default=False),
-            root=dict(type='path', default='/'),
-            fail_on_drift=dict(type='bool', default=False),
+            **shared_options('root', 'backup', 'fail_on_drift')
         ),
         mutually_exclusive=[('path', 'mounts')],
         required_one_of=[('path', 'mounts')],

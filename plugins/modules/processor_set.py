@@ -253,6 +253,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.processor_set.plan import ProcessorSet
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import run_plan
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.options import shared_options
 
 
 def main():
@@ -272,9 +273,7 @@ def main():
             )),
             project=dict(type='str'),
             persist=dict(type='bool', default=True),
-            root=dict(type='path', default='/'),
-            backup=dict(type='bool', default=False),
-            fail_on_drift=dict(type='bool', default=False),
+            **shared_options('root', 'backup', 'fail_on_drift')
         ),
         required_if=[('state', 'present', ('cpus',))],
         supports_check_mode=True,

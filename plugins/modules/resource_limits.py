@@ -258,6 +258,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.resource_limits import (
     DEFAULT_DROPIN_NAME, DEFAULT_LIMITS_FILE, ResourceLimits)
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import run_plan
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.options import shared_options
 
 
 def main():
@@ -282,10 +283,7 @@ def main():
                 attributes=dict(type='dict'),
             )),
             comparison=dict(type='str', default='exact', choices=['exact', 'minimum']),
-            root=dict(type='path', default='/'),
-            backup=dict(type='bool', default=False),
-            fail_on_shadowed=dict(type='bool', default=True),
-            fail_on_drift=dict(type='bool', default=False),
+            **shared_options('root', 'backup', 'fail_on_shadowed', 'fail_on_drift')
         ),
         supports_check_mode=True,
         required_together=[('service', 'service_limits')],

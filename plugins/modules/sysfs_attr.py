@@ -166,6 +166,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.sysfs_attr import (
     DEFAULT_TMPFILES_FILE, SysfsAttributes)
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import run_plan
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.options import shared_options
 
 
 def main():
@@ -175,10 +176,7 @@ def main():
             apply=dict(type='bool', default=True),
             persist=dict(type='bool', default=True),
             tmpfiles_file=dict(type='path', default=DEFAULT_TMPFILES_FILE),
-            root=dict(type='path', default='/'),
-            backup=dict(type='bool', default=False),
-            fail_on_shadowed=dict(type='bool', default=True),
-            fail_on_drift=dict(type='bool', default=False),
+            **shared_options('root', 'backup', 'fail_on_shadowed', 'fail_on_drift')
         ),
         supports_check_mode=True,
     )

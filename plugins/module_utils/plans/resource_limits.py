@@ -27,6 +27,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platfo
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import project as project_db
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import systemd
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import sysfs
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import FileChange, PathError, read_text, rooted
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import (
     FAILED, PENDING_RESTART, UNSUPPORTED, Setting, decide_status)
@@ -82,7 +83,7 @@ class ResourceLimits(Plan):
         if systemd_running is None:
             systemd_running = systemd.systemd_running(self.root) and runner is not None
         self.systemd_running = systemd_running
-        self.read_proc_limits = proc_limits_reader or (lambda pid: read_text('/proc/%d/limits' % pid))
+        self.read_proc_limits = proc_limits_reader or (lambda pid: sysfs.read_text('/proc/%d/limits' % pid, strip=False))
         # (wall clock, monotonic clock) now, in seconds.
         self.clock = clock or (lambda: (time.time(), time.monotonic()))
         self.desired_limits = []

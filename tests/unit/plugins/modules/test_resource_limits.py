@@ -433,3 +433,22 @@ def test_minimum_service_limit_met_by_infinity_is_kept(root, run_module):
     record = result['settings'][0]
     assert record['status'] == 'ok' and record['persisted'] == 'infinity' and record['comparison'] == 'minimum'
     assert not exists(root, DROPIN)
+
+
+def test_default_reader_reads_the_process_limits_through_sysfs(root):
+    # The running service's limits come from the kernel's /proc/<pid>/limits, read as a
+    # pseudo-file: this process's own table parses; a pid that is gone reads as nothing.
+    plan = plan_module.ResourceLimits(root=root, service='postgresql', service_limits={'LimitNOFILE': 65536},
+                                      runner=FakeSystemd(root), systemd_running=True)
+    text = plan.read_proc_limits(os.getpid())
+    assert text.startswith('Limit') and text.endswith('\n')
+    found = plan._running_limits({'MainPID': str(os.getpid())})
+    assert set(['LimitNOFILE', 'LimitMEMLOCK']) <= set(found)
+    soft, hard = found['LimitNOFILE']
+    with open('/proc/self/limits') as handle:
+        row = next(line for line in handle if line.startswith('Max open files '))
+    assert (str(soft), str(hard)) == tuple(row.split()[3:5])
+    with open('/proc/sys/kernel/pid_max') as handle:
+        gone = int(handle.read()) + 1
+    assert plan.read_proc_limits(gone) is None
+    assert plan._running_limits({'MainPID': str(gone)}) == {}

@@ -7,7 +7,10 @@ __metaclass__ = type
 
 import os
 
+import pytest
+
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import confd
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import PathError
 
 FOLDERS = ('/etc/x.d', '/run/x.d', '/usr/local/lib/x.d', '/usr/lib/x.d')
 
@@ -63,3 +66,13 @@ def test_texts_at_boot_reads_every_file_but_ours_which_holds_the_new_text(tmp_pa
     # our file with no text yet reads as empty too
     assert confd.texts_at_boot(str(tmp_path), files[:2], '/etc/sysctl.d/90-ours.conf', None)[1] == (
         '/etc/sysctl.d/90-ours.conf', u'')
+
+
+def test_texts_at_boot_refuses_a_link_out_of_root(tmp_path):
+    root = tmp_path / 'root'
+    os.makedirs(str(root / 'etc' / 'sysctl.d'))
+    (tmp_path / 'outside.conf').write_text(u'kernel.secret = 1\n')
+    os.symlink('../../../outside.conf', str(root / 'etc' / 'sysctl.d' / '20-out.conf'))
+    files = confd.search(str(root), ['/etc/sysctl.d'])
+    with pytest.raises(PathError, match='20-out.conf'):
+        confd.texts_at_boot(str(root), files, '/etc/sysctl.d/90-ours.conf', u'new\n')

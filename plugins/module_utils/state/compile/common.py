@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: contributors to dbhost.tuning
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Internal to dbhost.tuning: what every role's compile step shares (Call, values, root, accounts).
+"""Internal to dbhost.tuning: what every role's compile step shares (Call, values, flags, root, accounts).
 
 A compile step (state/compile/<role>.py) takes the desired state being built (it uses its
 add(), calls, messages, notes and restart_services: see state/desired.py DesiredState),
@@ -37,6 +37,41 @@ def text(value):
     if isinstance(value, (list, tuple)):
         return ' '.join(str(v) for v in value)
     return str(value)
+
+
+# Ansible's boolean spellings (ansible.module_utils.parsing.convert_bool, the rules argument_specs
+# apply to a role's bool options): a string is compared lower-cased and stripped.
+TRUE_WORDS = frozenset(('y', 'yes', 'on', '1', 'true', 't'))
+FALSE_WORDS = frozenset(('n', 'no', 'off', '0', 'false', 'f'))
+
+
+def to_flag(value, name):
+    """``value`` as a bool by Ansible's boolean rules; anything else is refused, naming ``name``.
+
+    ``-e kernel_params_apply=false`` and ``kernel_params_apply=no`` in an INI inventory arrive as
+    strings: each means what it says, and a word that is neither (``maybe``) is an error, never true.
+    """
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, (int, float)) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, bytes):
+        value = value.decode('utf-8', 'replace')
+    if isinstance(value, str):
+        word = value.strip().lower()
+        if word in TRUE_WORDS:
+            return True
+        if word in FALSE_WORDS:
+            return False
+    raise InputError('%s: %r is not a boolean (true/false, yes/no, on/off, 1/0)' % (name, value))
+
+
+def flag(variables, name, default):
+    """The role variable ``name`` as a bool (Ansible's rules, see to_flag); ``default`` when unset or null."""
+    value = variables.get(name)
+    if value is None:
+        return default
+    return to_flag(value, name)
 
 
 def root_of(variables, name):

@@ -22,7 +22,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import sysctl
 from ansible_collections.dbhost.tuning.plugins.module_utils.sizing.profiles import (
     PROFILE_NAMES, kernel_profile, profile_comparison, user_comparison)
-from ansible_collections.dbhost.tuning.plugins.module_utils.state.compile.common import Call, root_of, text
+from ansible_collections.dbhost.tuning.plugins.module_utils.state.compile.common import Call, flag, root_of, text
 
 ROLE = 'kernel_params'
 
@@ -57,10 +57,10 @@ def compile_kernel_params(state, v, facts):
         state.add('sysctl', key, value, how, ROLE, source)
     absent = v.get('kernel_params_absent') or []
     common = dict(file=v.get('kernel_params_file') or None, root=root_of(v, 'kernel_params_root'),
-                  backup=bool(v.get('kernel_params_backup', False)))
+                  backup=flag(v, 'kernel_params_backup', False))
     state.calls.append(Call('sysctl', ROLE, dict(
-        common, apply=bool(v.get('kernel_params_apply', True)), persist=bool(v.get('kernel_params_persist', True)),
-        fail_on_shadowed=bool(v.get('kernel_params_fail_on_shadowed', True)), mode=mode)))
+        common, apply=flag(v, 'kernel_params_apply', True), persist=flag(v, 'kernel_params_persist', True),
+        fail_on_shadowed=flag(v, 'kernel_params_fail_on_shadowed', True), mode=mode)))
     if absent:
         state.calls.append(Call('sysctl', ROLE, dict(common, params=list(absent), state='absent'), label='sysctl absent'))
 

@@ -96,7 +96,8 @@ class ValueCompare(object):
 
 def _format_value(value):
     if isinstance(value, bool):
-        raise InputError('a boolean is not a kernel value; use 0 or 1')
+        raise InputError('%r is a boolean, not a kernel value (YAML reads true, yes and on as one): '
+                         'give 1 or 0' % (value,))
     if isinstance(value, (list, tuple)):
         return ' '.join(_format_value(v) for v in value)
     if isinstance(value, (int, float)):
@@ -182,7 +183,10 @@ class KernelParams(Plan):
         """The normalized value of one present param; InputError naming it when unusable."""
         if value is None:
             raise InputError('params %r has no value' % (name,))
-        text = _format_value(value)
+        try:
+            text = _format_value(value)
+        except InputError as exc:
+            raise InputError('params %r: %s' % (name, exc))
         if '\n' in text or '\r' in text:
             raise InputError('params %r: the value contains a newline' % (name,))
         validate.check_text(text, 'params %r' % (name,))

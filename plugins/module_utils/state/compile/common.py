@@ -15,11 +15,10 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import grp
-import os
 import pwd
 
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import accounts
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import read_text
 
 
 class Call(object):
@@ -75,8 +74,13 @@ def flag(variables, name, default):
 
 
 def root_of(variables, name):
-    """The role's root variable ``name`` (default /), refused unless an absolute path."""
-    root = variables.get(name) or '/'
+    """The role's root variable ``name`` (default /), refused unless an absolute path.
+
+    An empty string is refused, not read as /: it is what an unset variable gives.
+    """
+    root = variables.get(name)
+    if root is None:
+        return '/'
     if not isinstance(root, str) or not root.startswith('/'):
         raise InputError('%s: %r is not an absolute path' % (name, root))
     return root
@@ -90,8 +94,7 @@ def passwd_entry(root, user):
         except KeyError:
             return None
         return entry.pw_uid, entry.pw_gid
-    fields = _etc_entry(root, 'passwd', user, 4)
-    return (fields[2], fields[3]) if fields else None
+    return accounts.passwd_row(root, user)
 
 
 def group_gid(root, group):
@@ -101,22 +104,4 @@ def group_gid(root, group):
             return grp.getgrnam(group).gr_gid
         except KeyError:
             return None
-    fields = _etc_entry(root, 'group', group, 3)
-    return fields[2] if fields else None
-
-
-def _etc_entry(root, table, name, width):
-    """The line of /etc/passwd or /etc/group under ``root`` for ``name``, its fields from the
-    third on as numbers; None when the file, the line or a number is missing."""
-    try:
-        content = read_text(os.path.join(root, 'etc', table), root=root)
-    except (IOError, OSError):
-        return None   # a link out of root is refused by read_text (PathError names it)
-    for line in (content or '').splitlines():
-        fields = line.split(':')
-        if len(fields) >= width and fields[0] == name:
-            try:
-                return fields[:2] + [int(field) for field in fields[2:width]]
-            except ValueError:
-                return None
-    return None
+    return accounts.group_row(root, group)

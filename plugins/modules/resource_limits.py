@@ -265,11 +265,12 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.resource_limits import (
     DEFAULT_DROPIN_NAME, DEFAULT_LIMITS_FILE, ResourceLimits)
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import run_plan
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.options import shared_options
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.options import new_module, shared_options
 
 
 def main():
-    module = AnsibleModule(
+    module = new_module(
+        AnsibleModule,
         argument_spec=dict(
             limits=dict(type='list', elements='dict', default=[], options=dict(
                 domain=dict(type='str', required=True),

@@ -45,7 +45,7 @@ class Context(object):
 
 
 def _mounts_plan(kw, ctx):
-    root = kw.get('root') or '/'
+    root = '/' if kw.get('root') is None else kw['root']
     live_root = '/' if os.path.realpath(root) == '/' else None
     return MountOptions(kw.pop('mounts'), check_mode=ctx.check_mode, live_root=live_root, runner=ctx.runner,
                         mount_command=ctx.bin_path('mount') or 'mount', **kw)
@@ -103,7 +103,11 @@ class HostState(Plan):
         root = '/'
         for role in ('shared_memory', 'direct_io'):
             if role in self.roles:
-                root = self.inputs.get(role, {}).get('%s_root' % role) or root
+                role_root = self.inputs.get(role, {}).get('%s_root' % role)
+                if role_root == '':
+                    raise InputError('%s_root: the empty string is not a folder (give / for the running system)'
+                                     % role)
+                root = role_root or root
         if not os.path.isdir(root):
             raise InputError('root %r is not a folder' % (root,))
         try:

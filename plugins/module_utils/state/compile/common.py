@@ -74,8 +74,13 @@ def flag(variables, name, default):
 
 
 def root_of(variables, name):
-    """The role's root variable ``name`` (default /), refused unless an absolute path."""
-    root = variables.get(name) or '/'
+    """The role's root variable ``name`` (default /), refused unless an absolute path.
+
+    An empty string is refused, not read as /: it is what an unset variable gives.
+    """
+    root = variables.get(name)
+    if root is None:
+        return '/'
     if not isinstance(root, str) or not root.startswith('/'):
         raise InputError('%s: %r is not an absolute path' % (name, root))
     return root

@@ -368,3 +368,34 @@ def test_commit_writes_outside_check_mode_only_and_tidies_first(tmp_path):
     assert not (tmp_path / '.x.conf.abcd1234').exists() and (tmp_path / 'x.conf').read_text() == 'old\n'
     files.FileChange(local, 'old\n', 'new\n').commit()
     assert (tmp_path / 'x.conf').read_text() == 'new\n' and (tmp_path / '.x.conf.keep').exists()
+
+
+def test_chown_refused_without_privilege_keeps_our_owner_other_errors_stop(tmp_path, monkeypatch):
+    # Not root: chown fails with EPERM and the file keeps our owner, as Ansible does;
+    # any other failure is an error.
+    import errno
+    path = tmp_path / 'f.conf'
+    path.write_text('old\n')
+
+    def refuse(number):
+        def chown(*args):
+            raise OSError(number, os.strerror(number))
+        return chown
+    monkeypatch.setattr(files.os, 'chown', refuse(errno.EPERM))
+    files.write_atomic(str(path), 'new\n')
+    assert path.read_text() == 'new\n'
+    monkeypatch.setattr(files.os, 'chown', refuse(errno.EIO))
+    with pytest.raises(OSError):
+        files.write_atomic(str(path), 'newer\n')
+    assert path.read_text() == 'new\n'
+
+
+def test_remove_stale_temps_reports_an_unlink_it_cannot_do(tmp_path, monkeypatch):
+    import errno
+    _plant_leftovers(tmp_path)
+
+    def unlink(path):
+        raise OSError(errno.EACCES, 'Permission denied')
+    monkeypatch.setattr(files.os, 'unlink', unlink)
+    with pytest.raises(OSError):
+        files.remove_stale_temps(str(tmp_path / 'x.conf'))

@@ -429,23 +429,25 @@ def run_pytest(tree, env, args, timeout):
     with tempfile.TemporaryFile(dir=env['DBHOST_MUTATE_WORK']) as output:
         if STOPPING.is_set():
             return 'stopped', ''
-        proc = subprocess.Popen(argv, cwd=tree, env=env, stdout=output, stderr=subprocess.STDOUT,
-                                start_new_session=True)
-        RUNNING.add(proc)
-        try:
-            code = proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-            code = 'timeout'
-        finally:
-            RUNNING.discard(proc)
+        with subprocess.Popen(argv, cwd=tree, env=env, stdout=output, stderr=subprocess.STDOUT,
+                              start_new_session=True) as proc:
+            RUNNING.add(proc)
+            try:
+                code = proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+                code = 'timeout'
+            finally:
+                RUNNING.discard(proc)
         if STOPPING.is_set():
             return 'stopped', ''
         output.seek(0)
         text = output.read().decode('utf-8', 'replace')
     failed = [line[7:] for line in text.splitlines() if line.startswith('FAILED ') or line.startswith('ERROR ')]
     tail = text.strip().splitlines()[-1:] if text.strip() else ['']
+    if code == 4 and 'ERROR collecting' in text:
+        code = 2  # a test file no longer imports: the mutant broke it (not a test that is missing)
     return code, (failed[0] if failed else tail[0])
 
 
@@ -506,28 +508,28 @@ class LineTracer(object):
         self.hits = {}
         self.started = 0.0
 
-    def trace(self, frame, event, arg):
+    def trace(self, frame, dummy_event, dummy_arg):
         name = frame.f_code.co_filename
         if name not in self.targets:
             return None
         lines = self.hits.setdefault(self.targets[name], {})
         current = self.current
 
-        def local(frame, event, arg):
+        def local(frame, event, dummy_arg):
             if event == 'line':
                 lines.setdefault(frame.f_lineno, set()).add(current)
             return local
         lines.setdefault(frame.f_lineno, set()).add(current)
         return local
 
-    def pytest_runtest_protocol(self, item, nextitem):
+    def pytest_runtest_protocol(self, item):
         self.current = len(self.tests)
         # node ids relative to the checkout, as a run from there names them
         name = item.nodeid.split('::', 1)
         self.tests.append(os.path.relpath(str(item.path), self.checkout) + ('::' + name[1] if len(name) > 1 else ''))
         self.started = time.monotonic()
 
-    def pytest_runtest_logfinish(self, nodeid, location):
+    def pytest_runtest_logfinish(self):
         self.durations.append(round(time.monotonic() - self.started, 3))
         self.current = None
 
@@ -602,8 +604,10 @@ def _write(path, data):
 def applied(tree, mutants):
     """Context: ``mutants`` written into ``tree`` (later offsets first), the files restored after."""
     class Applied(object):
-        def __enter__(self):
+        def __init__(self):
             self.saved = {}
+
+        def __enter__(self):
             for path in sorted(set(m.path for m in mutants)):
                 local = os.path.join(tree, path)
                 with open(local, 'rb') as handle:
@@ -743,7 +747,7 @@ def main(argv=None):
         return 0
     copies = Copies(CHECKOUT)
 
-    def interrupted(signum, frame):
+    def interrupted(dummy_signum, dummy_frame):
         raise KeyboardInterrupt()
     signal.signal(signal.SIGTERM, interrupted)
     try:

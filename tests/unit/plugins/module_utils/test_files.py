@@ -399,3 +399,14 @@ def test_remove_stale_temps_reports_an_unlink_it_cannot_do(tmp_path, monkeypatch
     monkeypatch.setattr(files.os, 'unlink', unlink)
     with pytest.raises(OSError):
         files.remove_stale_temps(str(tmp_path / 'x.conf'))
+
+
+def test_remove_stale_temps_passes_over_one_already_gone(tmp_path, monkeypatch):
+    # another run removed it between the listing and the unlink: not an error
+    import errno
+    _plant_leftovers(tmp_path)
+
+    def unlink(path):
+        raise OSError(errno.ENOENT, 'No such file or directory')
+    monkeypatch.setattr(files.os, 'unlink', unlink)
+    assert files.remove_stale_temps(str(tmp_path / 'x.conf')) == []

@@ -120,3 +120,12 @@ def test_parse_project_skips_comments_even_with_six_fields():
     projects = host_facts.parse_project('# user.oracle:100::oracle::project.max-shm-memory=(priv,1,deny)\n\n'
                                         'user.oracle:100::oracle::\n')
     assert [(p['name'], p['id']) for p in projects] == [('user.oracle', 100)]
+
+
+@pytest.mark.parametrize('text, expected', [
+    ('System Configuration:  Oracle Corporation  sun4v\nMemory size: 65536 Megabytes\n', 65536 * 1024 ** 2),
+    ('System Configuration:  Oracle Corporation  sun4v\nMemory size: 2048 Gigabytes\n', 2048 * 1024 ** 3),
+    ('no memory line\n', None),
+])
+def test_prtconf_memory_in_megabytes_or_gigabytes(text, expected):
+    assert host_facts.parse_prtconf_memory(text) == expected

@@ -222,7 +222,7 @@ class BlockQueue(Plan):
     # ---------------------------------------------------------------- values
     def check_values(self, tree, chosen):
         """Refuse, before any write, values that a device does not accept."""
-        page_kb = max(platforms.page_size() // 1024, 1)
+        page_kb = max((platforms.page_size(self.root) or platforms.MIN_PAGE_SIZE) // 1024, 1)
         for disk in sorted(chosen):
             device = tree.device(disk)
             for name, value in sorted(chosen[disk]['attributes'].items()):

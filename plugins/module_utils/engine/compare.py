@@ -155,6 +155,39 @@ def short_fields(actual, desired, comparison=EXACT, names=None):
     return out
 
 
+_MARKS = (('>=', MINIMUM), ('<=', MAXIMUM), ('=', EXACT))
+
+
+def split_marks(value):
+    """``(value, comparison)`` of a value a user wrote with TuneD's marks, or ``(value, None)``.
+
+    ``>=N`` means at least N (minimum), ``<=N`` at most N (maximum), ``=N`` exactly N.  In a
+    vector each field may carry its own mark; a field without one takes the mark before it
+    (``>=250 32000 =100 128``: two minimums, two exact fields), and fields before the first
+    mark are exact.  The comparison is one word when every field has the same, else a list.
+    A field starting with ``>`` or ``<`` without ``=`` raises ComparisonError.
+    """
+    tokens = _fields(value)
+    if not tokens or not any(t[:1] in ('>', '<', '=') for t in tokens):
+        return value, None
+    values, rules, current = [], [], EXACT
+    for token in tokens:
+        for mark, how in _MARKS:
+            if token.startswith(mark):
+                current, token = how, token[len(mark):].strip()
+                break
+        else:
+            if token[:1] in ('>', '<'):
+                raise ComparisonError('%r: write >=N (at least), <=N (at most) or =N (exactly)' % (value,))
+        if not token:
+            continue   # a mark written apart from its number: ">= 250"
+        values.append(token)
+        rules.append(current)
+    if not values:
+        raise ComparisonError('%r: a mark without a value' % (value,))
+    return ' '.join(values), rules[0] if len(set(rules)) == 1 else rules
+
+
 def describe(desired, comparison=EXACT):
     """How a person reads the desired value: ``>= 250 32000 100 128``, ``<= 10``, ``4096``.
 

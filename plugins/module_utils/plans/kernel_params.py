@@ -22,6 +22,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import sysctl
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import sysctl_keys
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.base import Plan
+from ansible_collections.dbhost.tuning.plugins.module_utils.sizing.profiles import user_comparison
 # The backends are named here too: tests and callers reach them as kernel_params.LinuxBackend...
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.kernel_backends import (  # noqa: F401 pylint: disable=unused-import
     BACKENDS, HEADER, KERNEL_DEFAULT_SOURCE, KERNEL_DEFAULTS_64BIT, SYSTEMD_BOOT_VALUES_64BIT, FreeBSDBackend,
@@ -149,6 +150,7 @@ class KernelParams(Plan):
         self.shadowed = []
         self.read_only = set()
         self.notes = {}
+        self.marked = {}
         self.backup_file = None
 
     # ---------------------------------------------------------------- validation
@@ -188,6 +190,12 @@ class KernelParams(Plan):
         if '\n' in text or '\r' in text:
             raise InputError('params %r: the value contains a newline' % (name,))
         validate.check_text(text, 'params %r' % (name,))
+        try:
+            text, marked = compare.split_marks(text)
+        except compare.ComparisonError as exc:
+            raise InputError('params %r: %s' % (name, exc))
+        if marked is not None:
+            self.marked[key] = (name, marked)
         if not text.strip():
             raise InputError('params %r: the value is empty' % (name,))
         normalized = self.backend.normalize(text)
@@ -199,6 +207,16 @@ class KernelParams(Plan):
         return normalized
 
     def _per_key_comparisons(self, wanted):
+        """comparisons and the values' own >=/<= marks, per key; a range's word made per field."""
+        per_key = self._explicit_comparisons(wanted)
+        for key, (name, marked) in self.marked.items():
+            if key in per_key and user_comparison(key, per_key[key]) != user_comparison(key, marked):
+                raise InputError('params %r is written with %r but comparisons says %r; say it once'
+                                 % (name, compare.describe(wanted[key], marked), per_key[key]))
+            per_key[key] = marked
+        return dict((key, user_comparison(key, how)) for key, how in per_key.items())
+
+    def _explicit_comparisons(self, wanted):
         per_key = {}
         for name, how in self.raw_comparisons.items():
             try:

@@ -150,3 +150,16 @@ def test_short_fields_names_each_low_field():
     assert compare.short_fields('250 16000 50 4096', ORACLE_SEM, 'minimum', ('semmsl', 'semmns', 'semopm', 'semmni')) \
         == ['semmns 16000 < 32000', 'semopm 50 < 100']
     assert compare.short_fields('1 2', '1 3', 'exact') == ['field 2 2 != 3']
+
+
+def test_the_module_reads_marks_in_values(tmp_path, run_module):
+    root = host(tmp_path, '500 64000 200 4096', {'/etc/sysctl.d/60-dba.conf': 'kernel.sem = 500 64000 200 4096\n'})
+    before = digest(root)
+    result = run_module(kernel_params, {'params': {'kernel.sem': '>=250 32000 100 128'}, 'root': root})
+    assert digest(root) == before and result['changed'] is False
+    record = records(result)['kernel.sem']
+    assert (record['status'], record['comparison'], record['desired']) == ('ok', 'minimum', ORACLE_SEM)
+    refused = run_module(kernel_params, {'params': {'kernel.sem': '>=250 32000 100 128'}, 'root': root,
+                                         'comparisons': {'kernel.sem': 'exact'}})
+    assert refused['failed'] is True and 'say it once' in refused['msg']
+    assert digest(root) == before

@@ -34,6 +34,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.base import Plan
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans import project_limits
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.dropin import UnitDropIn
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans import service_limits
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.session_limits import LIMITS_HEADER, SessionLimits  # noqa: F401 (LIMITS_HEADER re-exported)
 
 DEFAULT_LIMITS_FILE = '/etc/security/limits.d/90-dbhost-tuning.conf'
@@ -92,6 +93,7 @@ class ResourceLimits(Plan):
         self.shadowed = []
         self.backup_files = []
         self.session = None
+        self.manager = None
 
     # ---------------------------------------------------------------- validation
     def validate(self):
@@ -181,8 +183,9 @@ class ResourceLimits(Plan):
         """{'show': systemctl show of the unit before, 'show_error'} (None when systemd is not read)."""
         if desired['service'] and self.systemd_running:
             shown, error = self._dropin().show(self._show_properties())
-            return {'show': shown, 'show_error': error}
-        return {'show': None, 'show_error': None}
+            return {'show': shown, 'show_error': error,
+                    'defaults': service_limits.manager_defaults(self.runner, sorted(desired['service']))}
+        return {'show': None, 'show_error': None, 'defaults': {}}
 
     def read_persisted(self, desired):
         """{'limits': our limits file's text, 'service': our drop-in's text, 'projects': the
@@ -284,14 +287,14 @@ class ResourceLimits(Plan):
         dropin = self._dropin()
         shown_before = live['show']
         changes = {}
-        unit_before = dropin.unit_texts(before or '')
         for name, (text, pair) in self.desired_service.items():
-            ours, dummy = systemd.effective_value([(dropin.path, before or '')], 'Service', name)
-            if self.comparison == compare.MINIMUM and self._pair_meets(
-                    _pair(name, systemd.effective_value(unit_before, 'Service', name)[0]), pair):
-                continue  # the unit already gives at least this: never lowered
-            if not self._pair_meets(_pair(name, ours), pair):
-                changes[name] = text
+            ours = service_limits.last_valid([(dropin.path, before or '')], 'Service', name, name)
+            now = self._service_source(dropin.unit_texts(before or ''), name, live)
+            if self.comparison == compare.MINIMUM and self._pair_meets(now.pair, pair):
+                continue  # the service already gets at least this (unit, manager default): never lowered
+            if not self._pair_meets(ours.pair, pair):
+                changes[name] = service_limits.to_write(text, pair, now.pair) if (
+                    self.comparison == compare.MINIMUM) else text
         after = systemd.render(before, {'Service': changes}, header=DROPIN_HEADER) if changes else before
         change = dropin.change(before, after)
         service = {'dropin': dropin, 'change': change, 'changes': changes, 'reloaded': False, 'reload_error': None,
@@ -320,35 +323,57 @@ class ResourceLimits(Plan):
         files_before = dropin.unit_texts(change.before or '')
         files_after = dropin.unit_texts(change.after or '')
         for name in sorted(self.desired_service):
-            result.add(self._service_record(name, dropin.path, files_before, files_after, live['show'], done['show'],
-                                            done['running'], done['show_error'], done['reload_error'],
-                                            name in done['changes']))
+            before = self._service_source(files_before, name, live)
+            after = self._service_source(files_after, name, live)
+            result.add(self._service_record(name, dropin.path, before, after, live['show'], done,
+                                            done['changes'].get(name)))
 
-    def _service_record(self, name, shown_path, files_before, files_after, shown_before, shown_after, running,
-                        show_error, reload_error, changed):
+    def _service_source(self, unit_texts, name, live):
+        """service_limits.Source of ``name`` for the unit's files ``unit_texts``."""
+        if self.manager is None:
+            self.manager = service_limits.manager_texts(self.root)
+        return service_limits.resolve(unit_texts, self.manager, name, (live.get('defaults') or {}).get(name))
+
+    def _loaded_note(self, name, shown, source):
+        """The cross-check: what systemd has loaded (systemctl show) against what the files give."""
+        if not shown or shown.get('LoadState') != 'loaded' or source.pair is None:
+            return None
+        loaded = limits.from_show(shown, name)
+        if loaded is None or loaded == source.pair:
+            return None
+        return ('systemd has loaded %s=%s but the files give %s: it takes them at the next daemon-reload '
+                '(system.conf and system.conf.d at daemon-reexec)' % (name, limits.show_pair(loaded),
+                                                                     limits.show_pair(source.pair)))
+
+    def _service_record(self, name, shown_path, before, after, shown_before, done, written):
         text, want = self.desired_service[name]
         record_name = '%s %s' % (self.unit, name)
-        before_value, dummy = systemd.effective_value(files_before, 'Service', name)
-        after_value, after_file = systemd.effective_value(files_after, 'Service', name)
-        persisted_now = _pair(name, before_value if self.check_mode else after_value)
+        running, show_error = done['running'], done['show_error']
+        now = before if self.check_mode else after
+        persisted_now = now.pair
         details = []
-        if changed:
-            details.append('%s %s' % ('would write' if self.check_mode else 'wrote', shown_path))
-        if reload_error:
-            details.append('systemctl daemon-reload failed: %s' % reload_error)
+        if written is not None:
+            details.append('%s %s (%s=%s)' % ('would write' if self.check_mode else 'wrote', shown_path, name, written))
+        elif now.path != shown_path and self._pair_meets(now.pair, want):
+            details.append('met by %s' % now.describe(name))
+        if done['reload_error']:
+            details.append('systemctl daemon-reload failed: %s' % done['reload_error'])
             return Setting(record_name, shown_path, limits.show_pair(want), None, limits.show_pair(persisted_now),
                            FAILED, '; '.join(details), comparison=self.comparison)
         shadowed = False
-        if not self._pair_meets(_pair(name, after_value), want) and after_file and after_file != shown_path:
+        if not self._pair_meets(after.pair, want) and after.origin == service_limits.UNIT and after.path != shown_path:
             shadowed = True
-            details.append('%s sets %s=%s and is read after %s' % (after_file, name, after_value, shown_path))
-            self.shadowed.append((record_name, after_file))
-        persisted_ok = self._pair_meets(_pair(name, before_value), want)
+            details.append('%s sets %s=%s and is read after %s' % (after.path, name, after.text, shown_path))
+            self.shadowed.append((record_name, after.path))
+        persisted_ok = self._pair_meets(before.pair, want)
 
         live = None
         live_ok = None
         live_needs = None
-        shown = shown_before if self.check_mode else shown_after
+        shown = shown_before if self.check_mode else done['show']
+        note = self._loaded_note(name, shown, now)
+        if note:
+            details.append(note)
         if not self.systemd_running:
             details.append('live value not read: systemd is not running%s' % (
                 '' if self.root == '/' else ' (root is %s)' % self.root))
@@ -408,12 +433,3 @@ class ResourceLimits(Plan):
             for record in project_limits.project_records(wanted, current, new, wanted['name'] in changes, self.check_mode):
                 result.add(record)
 
-
-def _pair(name, value):
-    """(soft, hard) of a Limit*= value from a file; the raw text when it does not parse."""
-    if value is None:
-        return None
-    try:
-        return limits.parse_systemd_limit(name, value)
-    except limits.LimitsValueError:
-        return value

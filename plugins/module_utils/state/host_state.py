@@ -69,6 +69,14 @@ PART_KEYS = {'sysctl': 'kernel_params', 'hugepages': 'hugepages', 'limits': 'res
              'block_queue': 'block_queue', 'mounts': 'mount_options', 'db_parameter': 'db_parameter',
              'processor_set': 'processor_set'}
 
+# Why a role listed in the roles can plan nothing: the inputs that would make it plan something.
+NOTHING_ASKED = {
+    'kernel_params': 'kernel_params_profile is none and kernel_params_settings is empty',
+    'block_queue': 'block_queue_devices is empty',
+    'direct_io': 'direct_io_mounts and direct_io_databases are empty, or no mount has an option for its file '
+                 'system type',
+}
+
 # What each role's compile step reads from the host's facts.
 FACT_SUBSETS = {'shared_memory': ('memory', 'hugepages'), 'processor_sets': ('memory', 'hugepages', 'numa'),
                 'direct_io': ('mounts',)}
@@ -167,6 +175,10 @@ class HostState(Plan):
             plans.append({'kind': call.kind, 'owner': call.owner, 'label': call.label, 'changed': part.changed,
                           'restart_required': part.restart_required, 'settings': len(part.settings)})
         self._owners = owners
+        for role in self.roles:
+            if role in ROLES and not any(call.owner == role for call in self.state.calls):
+                result.warnings.append('%s: listed in the roles, but its variables ask for nothing (%s), so it '
+                                       'checked nothing' % (role, NOTHING_ASKED.get(role, 'no input')))
         if self.state.sizing is not None and 'shared_memory' in per_role:
             per_role['shared_memory']['sizing'] = self.state.sizing
         result.extra['roles'] = per_role

@@ -16,6 +16,7 @@ import pytest
 from ansible_collections.dbhost.tuning.plugins.modules import resource_limits
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans import resource_limits as plan_module
 from ansible_collections.dbhost.tuning.tests.unit.helpers import digest, put, read, records
+from ansible_collections.dbhost.tuning.tests.unit.plugins.modules.test_resource_limits import FakeSystemd, run_plan
 
 OURS = '/etc/security/limits.d/90-dbhost-tuning.conf'
 HEADER = plan_module.LIMITS_HEADER + '\n'
@@ -156,3 +157,75 @@ def test_domains_limits_conf_accepts(root, run_module, domain, item):
     result = run_module(resource_limits, {'limits': [{'domain': domain, 'type': 'hard', 'item': item, 'value': 4}],
                                           'root': root})
     assert result.get('failed') is not True, result.get('msg')
+
+
+# ------------------------------------------------------------------ systemd (issue 19 item 2)
+DROPIN = '/etc/systemd/system/oracle-db.service.d/90-dbhost-tuning.conf'
+UNIT = '[Service]\nExecStart=/bin/true\n'
+
+
+def _service(run_module, root, value='60G', check_mode=False, comparison='minimum', **extra):
+    args = dict({'service': 'oracle-db', 'service_limits': {'LimitMEMLOCK': value}, 'comparison': comparison,
+                 'root': root}, **extra)
+    return run_module(resource_limits, args, check_mode=check_mode, diff=True)
+
+
+@pytest.mark.parametrize('path, text, source', [
+    ('/etc/systemd/system.conf', '[Manager]\nDefaultLimitMEMLOCK=infinity\n',
+     'the manager default DefaultLimitMEMLOCK=infinity in /etc/systemd/system.conf'),
+    ('/etc/systemd/system.conf.d/50-db.conf', '[Manager]\nDefaultLimitMEMLOCK=64G\n',
+     'the manager default DefaultLimitMEMLOCK=64G in /etc/systemd/system.conf.d/50-db.conf'),
+    ('/usr/lib/systemd/system/oracle-db.service.d/10-vendor.conf', '[Service]\nLimitMEMLOCK=infinity\n',
+     'LimitMEMLOCK=infinity in /usr/lib/systemd/system/oracle-db.service.d/10-vendor.conf'),
+])
+def test_a_service_that_gets_more_gets_no_drop_in(root, run_module, path, text, source):
+    put(root, '/etc/systemd/system/oracle-db.service', UNIT)
+    put(root, '/etc/systemd/system.conf', '[Manager]\n#DefaultLimitMEMLOCK=\n')
+    put(root, path, text)
+    for check_mode in (True, False):
+        before = digest(root)
+        result = _service(run_module, root, check_mode=check_mode)
+        assert digest(root) == before and result['changed'] is False
+        record = result['settings'][0]
+        assert record['status'] == 'ok' and 'met by %s' % source in record['detail']
+    assert not os.path.exists(os.path.join(root, DROPIN.lstrip('/')))
+
+
+def test_the_unit_wins_over_the_manager_default(root, run_module):
+    put(root, '/etc/systemd/system/oracle-db.service', UNIT + 'LimitMEMLOCK=8M\n')
+    put(root, '/etc/systemd/system.conf', '[Manager]\nDefaultLimitMEMLOCK=infinity\n')
+    result = _service(run_module, root)
+    assert result['settings'][0]['status'] == 'changed'
+    assert read(root, DROPIN) == plan_module.DROPIN_HEADER + '\n[Service]\nLimitMEMLOCK=60G\n'
+
+
+def test_a_drop_in_keeps_the_higher_side(root, run_module):
+    put(root, '/etc/systemd/system/oracle-db.service', UNIT + 'LimitMEMLOCK=8M:infinity\n')
+    result = _service(run_module, root)
+    assert read(root, DROPIN) == plan_module.DROPIN_HEADER + '\n[Service]\nLimitMEMLOCK=%d:infinity\n' % (60 << 30)
+    assert result['settings'][0]['persisted'] == '%d:infinity' % (60 << 30)
+    assert _service(run_module, root)['changed'] is False
+
+
+def test_exact_service_value_is_still_written(root, run_module):
+    put(root, '/etc/systemd/system/oracle-db.service', UNIT)
+    put(root, '/etc/systemd/system.conf', '[Manager]\nDefaultLimitMEMLOCK=infinity\n')
+    result = _service(run_module, root, comparison='exact')
+    assert result['settings'][0]['status'] == 'changed'
+    assert read(root, DROPIN).endswith('LimitMEMLOCK=60G\n')
+
+
+def test_where_systemd_runs_its_built_in_default_and_loaded_value_count(root):
+    put(root, '/lib/systemd/system/postgresql.service', '[Service]\nExecStart=/bin/true\n')
+    fake = FakeSystemd(root)
+    # no file sets LimitMEMLOCK: the running manager's default (8 MiB in the fake) is what the service gets
+    plan, result = run_plan(root, fake, check_mode=True, service_limits={'LimitMEMLOCK': '4M'}, comparison='minimum')
+    record = records(result)['postgresql.service LimitMEMLOCK']
+    assert record['status'] == 'ok' and record['persisted'] == '8388608'
+    assert "met by systemd's built-in default 8388608" in record['detail']
+    # a file changed since the last daemon-reload: systemctl show and the files disagree, and the record says so
+    put(root, '/etc/systemd/system/postgresql.service.d/50-local.conf', '[Service]\nLimitMEMLOCK=16M\n')
+    plan, result = run_plan(root, fake, check_mode=True, service_limits={'LimitMEMLOCK': '4M'}, comparison='minimum')
+    record = records(result)['postgresql.service LimitMEMLOCK']
+    assert record['persisted'] == '16777216'
+    assert 'systemd has loaded LimitMEMLOCK=8388608 but the files give 16777216' in record['detail']

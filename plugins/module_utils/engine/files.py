@@ -208,8 +208,28 @@ def _target(path, root):
     """(host path, dangling) of ``path`` resolved within its root; MaskedError when it leads to /dev/null."""
     target, dangling = _resolve_host(_host_root(path, root), path)
     if _is_dev_null(target, _host_root(path, root)):
-        raise regular.masked_error(getattr(path, 'shown', None) or path)
+        raise regular.masked_error(_asked(path))
     return target, dangling
+
+
+def _asked(path):
+    """The file asked for, on this host, its links not followed: a HostPath's own name under its root."""
+    if isinstance(path, HostPath):
+        return os.path.join(path.root, path.shown.lstrip('/'))
+    return str(path)
+
+
+def _shown(path, target):
+    """The file as messages name it: the path asked for, and where its links lead when they do."""
+    name = _asked(path)
+    return name if os.path.abspath(name) == target else '%s (a link to %s)' % (name, target)
+
+
+def check_regular(path, root=None):
+    """Refuse (FileKindError naming it) a ``path`` that is masked or is anything but a regular
+    file; return its stat, or None when nothing is there.  Reads nothing."""
+    target = _target(path, root)[0]
+    return regular.existing(target, _shown(path, target))
 
 
 def read_text(path, root=None):
@@ -221,7 +241,7 @@ def read_text(path, root=None):
     UTF-8 are kept (surrogateescape): write_atomic() writes them back as they were.
     """
     target = _target(path, root)[0]
-    data = regular.read_bytes(target, target)
+    data = regular.read_bytes(target, _shown(path, target))
     return None if data is None else data.decode('utf-8', 'surrogateescape')
 
 
@@ -314,7 +334,7 @@ def write_atomic(path, content, module=None, mode=0o644, make_parents=False, bac
     if dangling:
         raise PathError(dangling)
     data = _encode(content, target)
-    existing = regular.existing(target, target)
+    existing = regular.existing(target, _shown(path, target))
     folder = os.path.dirname(target)
     made = regular.make_folders(folder) if make_parents and not os.path.isdir(folder) else []
     backup_name = None
@@ -355,7 +375,7 @@ def remove_file(path, module=None, backup_file=False, root=None):
     """
     target = _target(path, root)[0]
     remove_stale_temps(target)
-    if regular.existing(target, target) is None:
+    if regular.existing(target, _shown(path, target)) is None:
         return None
     backup_name = backup(target, module) if backup_file else None
     try:
@@ -378,7 +398,7 @@ def check_writable(path, content='', root=None):
     target, dangling = _target(path, root)
     if dangling:
         raise PathError(dangling)
-    regular.existing(target, target)
+    regular.existing(target, _shown(path, target))
     folder = os.path.dirname(target)
     while not os.path.isdir(folder) and os.path.dirname(folder) != folder:
         if os.path.lexists(folder):

@@ -94,6 +94,8 @@ def open_regular(host, shown):
     except OSError as exc:
         if exc.errno in (errno.ENOENT, errno.ENOTDIR):
             return None
+        # A socket (ENXIO) or another kind that cannot be opened: said by its kind.
+        existing(host, shown)
         if exc.errno == errno.ELOOP:
             raise FileKindError('%s is a symbolic link where a file was expected (it changed while it was read?): '
                                 'refused' % (shown,))

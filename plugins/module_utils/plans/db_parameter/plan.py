@@ -125,7 +125,8 @@ class DbParameter(Plan):
         if not mycnf.GROUP_RE.match(self.mysql_section):
             raise InputError('mysql_section %r is not an option group name' % (self.mysql_section,))
         engine_class.check_options(self)
-        if self.login_port is not None and not (isinstance(self.login_port, int) and 0 < self.login_port < 65536):
+        if self.login_port is not None and (isinstance(self.login_port, bool) or not (
+                isinstance(self.login_port, int) and 0 < self.login_port < 65536)):
             raise InputError('login_port %r is not a TCP port' % (self.login_port,))
         for option in ('os_user', 'login_user', 'login_host', 'login_db', 'oracle_sid', 'sid', 'mysql_section'):
             validate.check_name(getattr(self, option), option)

@@ -151,6 +151,9 @@ class FakeSystemd(object):
                 return self.reload_rc, '', 'Access denied'
             self.loaded = self._files_value()
             return 0, '', ''
+        if argv[:2] == ['systemctl', 'show'] and '--' not in argv:
+            # the manager's own properties: its built-in defaults
+            return 0, 'DefaultLimitMEMLOCK=8388608\nDefaultLimitMEMLOCKSoft=8388608\n', ''
         assert argv[:2] == ['systemctl', 'show'] and argv[-2] == '--'
         memlock = plan_module.limits.parse_systemd_limit('LimitMEMLOCK', self.loaded['LimitMEMLOCK'] or '8M')
         nofile = plan_module.limits.parse_systemd_limit('LimitNOFILE', self.loaded['LimitNOFILE'] or '1024:524288')

@@ -60,7 +60,7 @@ class DbParameter(Plan):
     def __init__(self, engine, params, path=None, backup=False, root='/', oracle_home=None, oracle_sid=None,
                  sid='*', mysql_section='mysqld', read_live=True, reload=True, os_user=None, login_user=None,
                  login_password=None, login_host=None, login_port=None, login_db=None, fail_on_shadowed=True,
-                 check_mode=False, runner=None, which=None, euid=None, system_name=None):
+                 check_mode=False, runner=None, which=None, euid=None, system_name=None, find_server=None):
         self.engine_name = engine
         self.raw_params = params
         self.path = path
@@ -84,6 +84,9 @@ class DbParameter(Plan):
         self.which = which or (lambda name: None)
         self.euid = os.geteuid() if euid is None else euid
         self.system_name = system_name
+        # major version (or None) -> the server binary installed for it, or None; a test's seam
+        # (None: the engine looks where the distributions install it)
+        self.find_server = find_server
         self.wanted = {}
         self.engine = None
         self.shadowed = []

@@ -71,14 +71,14 @@ def test_a_dss_hosts_larger_read_ahead_is_not_lowered(tree):
 
 def test_exact_when_the_user_writes_it(tree):
     put(tree, os.path.realpath(os.path.join(tree, READ_AHEAD))[len(tree):], '8192\n')
-    records, output = run(tree, block_queue_workload='dss', block_queue_read_ahead_kb={'dss': '=4096', 'oltp': 128})
+    records, dummy = run(tree, block_queue_workload='dss', block_queue_read_ahead_kb={'dss': '=4096', 'oltp': 128})
     assert records['sda/queue/read_ahead_kb']['comparison'] == 'exact'
     assert sda_read_ahead(tree) == '4096'
 
 
 def test_an_items_own_read_ahead_is_exact(tree):
     put(tree, os.path.realpath(os.path.join(tree, READ_AHEAD))[len(tree):], '8192\n')
-    records, output = run(tree, block_queue_workload='dss', block_queue_devices=[
+    records, dummy = run(tree, block_queue_workload='dss', block_queue_devices=[
         {'name': ['sda'], 'rotational': True, 'attributes': {'read_ahead_kb': 1024}}])
     assert records['sda/queue/read_ahead_kb']['comparison'] == 'exact'
     assert sda_read_ahead(tree) == '1024'
@@ -86,6 +86,6 @@ def test_an_items_own_read_ahead_is_exact(tree):
 
 def test_oltp_keeps_a_smaller_read_ahead(tree):
     put(tree, os.path.realpath(os.path.join(tree, READ_AHEAD))[len(tree):], '64\n')
-    records, output = run(tree, block_queue_workload='oltp')
+    records, dummy = run(tree, block_queue_workload='oltp')
     assert records['sda/queue/read_ahead_kb']['comparison'] == 'maximum'
     assert sda_read_ahead(tree) == '64'

@@ -35,6 +35,6 @@ installed="$install_dir/ansible_collections/dbhost/tuning"
 log "running the drift check from $(basename "$build_dir"/dbhost-tuning-*.tar.gz)"
 
 export ANSIBLE_LOCALHOST_WARNING=false ANSIBLE_INVENTORY_UNPARSED_WARNING=false
-exec "$DBHOST_VENV/bin/python" "$installed/scripts/drift-check" "${report_only[@]}" \
+exec "$DBHOST_VENV/bin/python" "$installed/scripts/drift_check.py" "${report_only[@]}" \
   --playbook "$installed/playbooks/drift.yml" --report-dir "${DBHOST_DRIFT_REPORT_DIR:-$PWD/drift-report}" -- \
   -i "$installed/inventory/this_host.yml" -e "ansible_python_interpreter=$DBHOST_VENV/bin/python" "$@"

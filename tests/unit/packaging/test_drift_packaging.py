@@ -106,7 +106,7 @@ def test_ee_collection_installs_with_a_working_callback(built_collection, tmp_pa
                           check=False)
     assert done.returncode == 0, done.stdout + done.stderr
     root = installed / 'ansible_collections' / 'dbhost' / 'tuning'
-    for path in ('plugins/callback/drift_report.py', 'scripts/drift-check', 'playbooks/drift.yml'):
+    for path in ('plugins/callback/drift_report.py', 'scripts/drift-check', 'scripts/drift_check.py', 'playbooks/drift.yml'):
         assert (root / path).exists(), path
     # The image's last build step.
     done = subprocess.run([tool('ansible-doc'), '-t', 'callback', 'dbhost.tuning.drift_report'],
@@ -136,7 +136,7 @@ def test_gitlab_example():
     job = pipeline['drift-check']
     assert [rule['if'] for rule in job['rules']] == ['$CI_PIPELINE_SOURCE == "schedule"', '$CI_PIPELINE_SOURCE == "web"']
     script = ' '.join(job['script'])
-    assert 'python3 "$DBHOST_COLLECTION_DIR/scripts/drift-check"' in script and '--report-dir "$DBHOST_DRIFT_REPORT_DIR"' in script
+    assert 'python3 "$DBHOST_COLLECTION_DIR/scripts/drift_check.py"' in script and '--report-dir "$DBHOST_DRIFT_REPORT_DIR"' in script
     # No allow_failure: any code but 0 fails the job (drift is 3).
     assert 'allow_failure' not in job
     assert job['artifacts']['when'] == 'always'

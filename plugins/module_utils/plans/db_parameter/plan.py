@@ -25,7 +25,7 @@ import re
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import PathError, rooted
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import PathError, check_regular, rooted
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import mycnf
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import oracle_pfile as pfile
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.base import Plan
@@ -106,6 +106,9 @@ class DbParameter(Plan):
         self._check_options(engine_class)
         self.engine = engine_class(self)
         self.wanted = self._check_params()
+        if self.path is not None:
+            # a masked file, a FIFO or a folder is said as such, not as missing
+            check_regular(self.engine.write_path(self.path))
         if self.path is not None and not os.path.isfile(self.engine.write_path(self.path)):
             raise InputError(self.engine.missing_path(self.path))
 

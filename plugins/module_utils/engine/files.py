@@ -232,6 +232,15 @@ def check_regular(path, root=None):
     return regular.existing(target, _shown(path, target))
 
 
+def kernel_path(root, path):
+    """``path`` (a kernel pseudo-file or folder as the managed system names it: /proc/meminfo,
+    /sys/devices/system/cpu/online) under ``root``, every link on it resolved within root
+    (confine()): PathError naming the link when one leads out of root."""
+    _check_managed(path)
+    top = _root_of(root)
+    return confine(top, os.path.join(top, path.lstrip('/')))
+
+
 def read_text(path, root=None):
     """Return the file's text, or None when it does not exist.
 

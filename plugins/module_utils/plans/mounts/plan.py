@@ -16,6 +16,7 @@ __metaclass__ = type
 
 import os
 
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import journal
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
@@ -259,6 +260,8 @@ class MountOptions(Plan):
             rc, out, err = self.runner(mount.remount_argv)
             if rc != 0:
                 mount.remount_error = (err or out or 'exit status %d' % rc).strip()
+            else:
+                journal.record('remounted %s' % mount.path)
 
         failed = set(mount.entry.index for mount in mounts if mount.remount_error)
         if failed and written:

@@ -11,6 +11,7 @@ __metaclass__ = type
 import os
 
 import pytest
+from ansible.module_utils import _internal as ansible_internal
 from ansible.module_utils.common import warnings as ansible_warnings
 
 from ansible_collections.dbhost.tuning.plugins.modules import mount_options
@@ -24,9 +25,12 @@ pytestmark = pytest.mark.usefixtures('linux')
 
 @pytest.fixture(autouse=True)
 def fresh_warnings(monkeypatch):
-    """A module process starts with no warning; in one pytest process Ansible keeps (and
-    drops as duplicates) the warnings of earlier tests' module runs."""
+    """A module process starts with no warning and is no controller. In one pytest process
+    Ansible keeps (and drops as duplicates) the warnings of earlier tests' module runs, and
+    once a test imported controller code (a callback, an action plugin) a module's warning
+    goes to the controller's display instead of the result."""
     monkeypatch.setattr(ansible_warnings, '_global_warnings', {})
+    monkeypatch.setattr(ansible_internal, 'is_controller', False)
 
 
 @pytest.fixture(name='tree')

@@ -318,7 +318,7 @@ class BlockQueue(Plan):
                 'backup_file': None}
         if self.apply_live and not self.check_mode:
             # A rules file that cannot be written fails the run before a queue value changes.
-            FileChange(persisted['file'], persisted['text'], self._rules_after(desired, persisted, {}),
+            FileChange(persisted['file'], persisted['text'], self._rules_after(desired, persisted, {}, done['before']),
                        shown_path=self.file).check()
             self._write_live(desired, done)
         after_text = self._rules_after(desired, persisted, done['refused'], done['before'])

@@ -73,7 +73,7 @@ def page_size(root='/'):
     """
     if os.path.normpath(root or '/') == '/':
         return os.sysconf('SC_PAGE_SIZE')
-    smaps = sysfs.read_text(os.path.join(root, 'proc', 'self', 'smaps'))
+    smaps = sysfs.read_text(kernel_path(root, '/proc/self/smaps'))
     match = _KERNEL_PAGE_SIZE.search(smaps or '')
     if match:
         return int(match.group(1)) * 1024
@@ -83,7 +83,7 @@ def page_size(root='/'):
 def _page_size_from_config(root):
     boot = os.path.join(root, 'boot')
     configs = sorted(n for n in os.listdir(boot) if n.startswith('config-')) if os.path.isdir(boot) else []
-    release = (sysfs.read_text(os.path.join(root, 'proc', 'sys', 'kernel', 'osrelease')) or '').strip()
+    release = (sysfs.read_text(kernel_path(root, '/proc/sys/kernel/osrelease')) or '').strip()
     if release and 'config-' + release in configs:
         configs = ['config-' + release]
     if len(configs) != 1:

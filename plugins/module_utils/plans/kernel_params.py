@@ -361,7 +361,7 @@ class KernelParams(Plan):
         if not self.check_mode:
             refused = self._write_live(desired, live_targets, changes, live_after)
             # what the kernel refused is not persisted either
-            file_after = self.backend.render(text, changes) if changes else text
+            file_after = self.backend.render(text, changes, self.header) if changes else text
             change = FileChange(persisted['path'], text, file_after, shown_path=self.file)
         self.backup_file = change.commit(module, backup_file=self.backup, check_mode=self.check_mode)
         return {'changes': changes, 'live_targets': live_targets, 'refused': refused, 'live_after': live_after,

@@ -21,6 +21,7 @@ __metaclass__ = type
 import os
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import host_facts
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import HostError
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.block_queue.plan import BlockQueue
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter.plan import DbParameter
 from ansible_collections.dbhost.tuning.plugins.module_utils.state.desired import ROLES, compile_state, default_roles
@@ -104,6 +105,16 @@ class HostState(Plan):
         self.state = None
         self.ran = []
 
+    def lock_roots(self):
+        """The roots this run manages, each locked for the run (engine/lock.py): every role's ``<role>_root``."""
+        roots = []
+        for role in self.roles:
+            values = self.inputs.get(role) if isinstance(self.inputs.get(role), dict) else {}
+            root = values.get('%s_root' % role) or '/'
+            if isinstance(root, str) and root not in roots:
+                roots.append(root)
+        return roots or ['/']
+
     def read_facts(self):
         subsets = []
         for role in self.roles:
@@ -132,6 +143,8 @@ class HostState(Plan):
                 result = plan.run(module)
             except InputError as exc:
                 raise InputError('%s (%s): %s' % (call.owner, call.label, exc))
+            except HostError as exc:
+                raise HostError('%s (%s): %s' % (call.owner, call.label, exc))
             ran.append((call, plan, result))
         return ran
 

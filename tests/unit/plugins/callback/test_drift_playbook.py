@@ -27,6 +27,7 @@ import xmlschema
 CHECKOUT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..', '..'))
 FIXTURES = os.path.join(CHECKOUT, 'tests', 'unit', 'fixtures', 'drift')
 DRIFT_CHECK = os.path.join(CHECKOUT, 'scripts', 'drift-check')
+DRIFT_CHECK_PY = os.path.join(CHECKOUT, 'scripts', 'drift_check.py')
 BIN = os.path.dirname(sys.executable)
 ANSIBLE_PLAYBOOK = os.path.join(BIN, 'ansible-playbook')
 
@@ -61,7 +62,7 @@ PLAYBOOK = textwrap.dedent('''\
 
 
 def load_drift_check():
-    loader = importlib.machinery.SourceFileLoader('drift_check', DRIFT_CHECK)
+    loader = importlib.machinery.SourceFileLoader('drift_check', DRIFT_CHECK_PY)
     spec = importlib.util.spec_from_loader('drift_check', loader)
     module = importlib.util.module_from_spec(spec)
     loader.exec_module(module)
@@ -220,6 +221,53 @@ def test_drift_check_never_reads_a_stale_report(lab):
     assert done.returncode == 1, done.stdout + done.stderr
     assert 'no drift report was written' in done.stderr
     assert sorted(os.listdir(str(report_dir))) == ['notes.txt']
+
+
+@pytest.mark.parametrize('case', ['missing inventory', 'broken inventory', 'limit matches nothing',
+                                  'pattern matches nothing'])
+def test_no_host_checked_is_its_own_exit_code_never_clean(lab, case):
+    report_dir = lab['base'] / ('no-hosts-' + case.replace(' ', '-'))
+    broken = lab['base'] / 'broken-inventory.ini'
+    broken.write_text(u'[db\nnot an inventory = =\n')
+    inventory, extra = lab['inventory'], []
+    if case == 'missing inventory':
+        inventory = str(lab['base'] / 'nonexist')
+    elif case == 'broken inventory':
+        inventory = str(broken)
+    elif case == 'limit matches nothing':
+        extra = ['--limit', 'no-such-host']
+    else:
+        extra = ['-e', 'dbhost_hosts=no-such-group']
+    playbook = os.path.join(CHECKOUT, 'playbooks', 'drift.yml') if case == 'pattern matches nothing' \
+        else lab['playbook']
+    command = [DRIFT_CHECK, '--playbook', playbook, '--report-dir', str(report_dir), '--', '-i', inventory] + extra
+    done = subprocess.run(command, env=lab['env'], capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 5, done.stdout + done.stderr
+    assert 'no host was checked' in done.stderr and 'clean' not in done.stderr
+    assert done.stderr.rstrip().endswith('exit 5')
+
+
+def test_from_report_of_no_host_is_no_hosts(tmp_path, capsys):
+    drift_check_module = load_drift_check()
+    (tmp_path / 'drift.json').write_text(json.dumps({'summary': {'state': 'clean', 'hosts': 0}, 'hosts': {}}))
+    assert drift_check_module.main(['--from-report', str(tmp_path)]) == 5
+    assert drift_check_module.main(['--from-report', str(tmp_path), '--report-only']) == 5
+    assert 'checked no host; exit 5' in capsys.readouterr().err
+
+
+def test_drift_check_runs_python3_from_path(lab, tmp_path):
+    # Plain Debian has python3 and no python: the wrapper runs python3 from PATH.
+    with open(DRIFT_CHECK) as stream:
+        assert stream.readline() == '#!/usr/bin/env bash\n'
+    bin_dir = tmp_path / 'bin'
+    bin_dir.mkdir()
+    os.symlink(sys.executable, str(bin_dir / 'python3'))
+    env = dict(lab['env'], PATH=str(bin_dir) + os.pathsep + '/usr/bin:/bin')
+    report = tmp_path / 'drift.json'
+    report.write_text(json.dumps({'summary': {'state': 'clean', 'hosts': 1, 'clean': 1}, 'hosts': {'db1': {}}}))
+    done = subprocess.run([DRIFT_CHECK, '--from-report', str(report)], env=env, capture_output=True, text=True,
+                          timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
 
 
 def test_drift_check_bad_usage_is_no_verdict(lab):

@@ -85,8 +85,8 @@ def run(state, args):
                 configure(scenario, dict(base, **settings))
                 value = pgbench(scenario, options, args)
                 tps[label].append(value)
-                print('  %-10s %-9s %8.1f tps  (%s)' % (title, label, value, ', '.join('%s=%s' % item for item in
-                                                                                     sorted(dict(base, **settings).items()))))
+                shown = ', '.join('%s=%s' % item for item in sorted(dict(base, **settings).items()))
+                print('  %-10s %-9s %8.1f tps  (%s)' % (title, label, value, shown))
                 sys.stdout.flush()
         medians = [statistics.median(tps[label]) for label in labels]
         print('%s: %s %.1f tps, %s %.1f tps (medians of %d): %s/%s = %.2f'

@@ -74,8 +74,8 @@ class Scenario:
             result = subprocess.run(argv, stdin=source, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                     check=False, timeout=TIMEOUT)
         if result.returncode != 0:
-            raise RuntimeError('ssh %s@VM %s failed (exit %d): %s' % (user, ' '.join(command)[:80], result.returncode,
-                                                                     result.stderr.decode(errors='replace')[-2000:]))
+            stderr = result.stderr.decode(errors='replace')[-2000:]
+            raise RuntimeError('ssh %s@VM %s failed (exit %d): %s' % (user, ' '.join(command)[:80], result.returncode, stderr))
         return result.stdout.decode()
 
     def step(self, name, func, *args):
@@ -203,8 +203,8 @@ def main():
         print('FAIL  ' + line)
     for name, seconds in scenario.timings:
         print('time  %-42s %5.0f s' % (name, seconds))
-    print('%d checks passed, %d failed (%.0f s; evidence in %s)' % (len(passed), len(failed), time.time() - start,
-                                                                     scenario.results))
+    print('%d checks passed, %d failed (%.0f s; evidence in %s)'
+          % (len(passed), len(failed), time.time() - start, scenario.results))
     return 1 if failed else 0
 
 

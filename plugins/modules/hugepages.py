@@ -230,11 +230,12 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.hugepages import (
     DEFAULT_SYSCTL_FILE, DEFAULT_TMPFILES_FILE, HugePages)
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import run_plan
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.options import shared_options
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.options import new_module, shared_options
 
 
 def main():
-    module = AnsibleModule(
+    module = new_module(
+        AnsibleModule,
         argument_spec=dict(
             pages=dict(type='list', elements='dict', required=True, options=dict(
                 size=dict(type='raw'),

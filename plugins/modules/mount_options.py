@@ -287,7 +287,7 @@ def main():
         mounts = args['mounts']
     else:
         mounts = [dict(path=args['path'], present=args['present'], absent=args['absent'])]
-    root = args['root'] or '/'
+    root = '/' if args['root'] is None else args['root']
     live_root = '/' if os.path.realpath(root) == '/' else None
     run_plan(module, lambda: MountOptions(
         mounts, remount=args['remount'], file=args['fstab'], root=root, backup=args['backup'],

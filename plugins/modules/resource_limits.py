@@ -126,6 +126,13 @@ options:
       - V(minimum) asks for at least that much (Oracle's and MySQL's memlock) - a value that is already
         higher, or C(unlimited) / C(infinity), in any file pam_limits or systemd reads is met, and is never
         lowered by writing ours.
+      - What a user's session gets is resolved as pam_limits does - limits.conf, then limits.d/*.conf by
+        name; the user's own and uid-range lines over C(@group) lines over C(*); a later line of the same
+        kind wins; C(-) sets both sides; soft is lowered to hard - so a group or C(*) line that already grants
+        the value means no line is written (a user line would win over it).
+      - What a service gets is resolved as systemd does - the unit file and its drop-ins in order, then
+        C(DefaultLimit*=) in system.conf and system.conf.d, then the running manager's default; a drop-in
+        is written only when the service gets less, each side the higher of the two.
     type: str
     choices: [exact, minimum]
     default: exact
@@ -258,11 +265,12 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.resource_limits import (
     DEFAULT_DROPIN_NAME, DEFAULT_LIMITS_FILE, ResourceLimits)
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import run_plan
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.options import shared_options
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.options import new_module, shared_options
 
 
 def main():
-    module = AnsibleModule(
+    module = new_module(
+        AnsibleModule,
         argument_spec=dict(
             limits=dict(type='list', elements='dict', default=[], options=dict(
                 domain=dict(type='str', required=True),

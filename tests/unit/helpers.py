@@ -57,7 +57,8 @@ def digest(root):
             sha.update(('F %s %o\n' % (os.path.relpath(path, root), os.lstat(path).st_mode)).encode())
             if os.path.islink(path):
                 sha.update(os.readlink(path).encode())
-            else:
+            elif os.path.isfile(path):
+                # FIFOs, sockets and device nodes count by their mode alone (opening a FIFO would wait)
                 with open(path, 'rb') as handle:
                     sha.update(handle.read())
     return sha.hexdigest()
@@ -141,3 +142,30 @@ def run_role(tmp_path, role, variables, check=False):
     assert done.returncode == 0, done.stdout + done.stderr
     with open(str(saved)) as handle:
         return json.load(handle)
+
+
+def ansible_program(name):
+    """The path of an Ansible program (ansible-playbook...) beside this Python, else on PATH; skip without it."""
+    import shutil
+    import sys
+    found = shutil.which(name, path=os.path.dirname(sys.executable)) or shutil.which(name)
+    if found is None:
+        pytest.skip('%s is not installed' % name)
+    return found
+
+
+def ansible_env(tmp_path, **extra):
+    """An environment whose ANSIBLE_COLLECTIONS_PATH finds this checkout as dbhost.tuning, with
+    Ansible's temporary and home folders under ``tmp_path``."""
+    checkout = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    collections = os.path.join(str(tmp_path), 'collections')
+    link = os.path.join(collections, 'ansible_collections', 'dbhost', 'tuning')
+    if not os.path.lexists(link):
+        os.makedirs(os.path.dirname(link))
+        os.symlink(checkout, link)
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=collections, ANSIBLE_NOCOLOR='1', ANSIBLE_FORCE_COLOR='0',
+               ANSIBLE_LOCAL_TEMP=os.path.join(str(tmp_path), 'tmp'),
+               ANSIBLE_HOME=os.path.join(str(tmp_path), 'home'))
+    env.pop('ANSIBLE_CALLBACKS_ENABLED', None)
+    env.update(extra)
+    return env

@@ -109,15 +109,88 @@ def value_to_write(current, desired, comparison=EXACT):
     is already lower; an exact field takes the desired value.  With no (or an unusable)
     current value the desired value is written as it is.
     """
+    return combine(desired, [current], comparison)
+
+
+def combine(desired, grants, comparison=EXACT):
+    """``desired`` with each bound field widened to what any of ``grants`` already gives.
+
+    ``grants`` are the values the host already has from its consumers (the live kernel,
+    the value the next boot loads, ...); a minimum field takes the highest of the desired
+    and every grant, a maximum field the lowest, an exact field the desired value; a grant
+    equal to the desired value in another spelling (``unlimited`` for ``infinity``) gives
+    its spelling, so the host's text is kept.  A grant that is None, has another number of
+    fields or a non-numeric field is ignored for that field.  So a value written this way
+    never lowers (raises) what a consumer would have had.
+    """
     want = _fields(desired)
-    have = _fields(current)
-    if have is None or len(have) != len(want):
-        return ' '.join(want)
     rules = per_field(comparison, len(want)) if isinstance(comparison, (list, tuple)) else [comparison] * len(want)
+    usable = [g for g in (_fields(grant) for grant in grants) if g is not None and len(g) == len(want)]
     out = []
-    for h, w, how in zip(have, want, rules):
-        out.append(h if how != EXACT and _field_ok(h, w, how) else w)
+    for index, (field, how) in enumerate(zip(want, rules)):
+        best, granted = field, False
+        if how != EXACT and _number(field) is not None:
+            for grant in usable:
+                value = grant[index]
+                if _number(value) is None:
+                    continue
+                # beyond the best so far wins; equal to the desired value keeps the host's spelling
+                if not _field_ok(best, value, how) or (not granted and _field_ok(value, best, how)):
+                    best, granted = value, True
+        out.append(best)
     return ' '.join(out)
+
+
+def short_fields(actual, desired, comparison=EXACT, names=None):
+    """['semmni 128 < 4096', ...]: the fields of ``actual`` that do not meet ``desired``.
+
+    ``names`` names the fields (kernel.sem: semmsl semmns semopm semmni); without them a
+    field is ``field N``.  [] when ``actual`` is None or has another number of fields.
+    """
+    have, want = _fields(actual), _fields(desired)
+    if have is None or want is None or len(have) != len(want):
+        return []
+    rules = per_field(comparison, len(want)) if isinstance(comparison, (list, tuple)) else [comparison] * len(want)
+    marks = {EXACT: '!=', MINIMUM: '<', MAXIMUM: '>'}
+    out = []
+    for index, (h, w, how) in enumerate(zip(have, want, rules)):
+        if not _field_ok(h, w, how):
+            name = names[index] if names and index < len(names) else 'field %d' % (index + 1)
+            out.append('%s %s %s %s' % (name, h, marks[how], w))
+    return out
+
+
+_MARKS = (('>=', MINIMUM), ('<=', MAXIMUM), ('=', EXACT))
+
+
+def split_marks(value):
+    """``(value, comparison)`` of a value a user wrote with TuneD's marks, or ``(value, None)``.
+
+    ``>=N`` means at least N (minimum), ``<=N`` at most N (maximum), ``=N`` exactly N.  In a
+    vector each field may carry its own mark; a field without one takes the mark before it
+    (``>=250 32000 =100 128``: two minimums, two exact fields), and fields before the first
+    mark are exact.  The comparison is one word when every field has the same, else a list.
+    A field starting with ``>`` or ``<`` without ``=`` raises ComparisonError.
+    """
+    tokens = _fields(value)
+    if not tokens or not any(t[:1] in ('>', '<', '=') for t in tokens):
+        return value, None
+    values, rules, current = [], [], EXACT
+    for token in tokens:
+        for mark, how in _MARKS:
+            if token.startswith(mark):
+                current, token = how, token[len(mark):].strip()
+                break
+        else:
+            if token[:1] in ('>', '<'):
+                raise ComparisonError('%r: write >=N (at least), <=N (at most) or =N (exactly)' % (value,))
+        if not token:
+            continue   # a mark written apart from its number: ">= 250"
+        values.append(token)
+        rules.append(current)
+    if not values:
+        raise ComparisonError('%r: a mark without a value' % (value,))
+    return ' '.join(values), rules[0] if len(set(rules)) == 1 else rules
 
 
 def describe(desired, comparison=EXACT):

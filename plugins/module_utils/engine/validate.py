@@ -11,7 +11,8 @@
   all: neither the ASCII blank nor any other character ``str.isspace()`` or the Unicode
   separator categories (Z*) count, since the file formats split their fields on them.
 - A path may hold the ASCII space (fstab writes it ``\\040``), and no other space.
-- ``root`` is an absolute path to an existing folder.
+- ``root`` is an absolute path to an existing folder; an empty string is refused (it is
+  not "/": a variable that came out empty is a mistake, not a wish to act on the host).
 
 The checks raise InputError with a message naming the option.  check_params()
 runs them over every option of a module (run_plan calls it before anything is read);
@@ -99,9 +100,16 @@ def check_path(value, option):
 
 
 def check_root(root, option='root'):
-    """``root`` must be an absolute path to an existing folder; returns it ('/' for None)."""
-    if root is None or root == '':
+    """``root`` must be an absolute path to an existing folder; returns it ('/' for None).
+
+    An empty string is refused rather than read as '/': it is what an unset or mistyped
+    variable gives (``root: "{{ image_root }}"``), and taking it for the running host
+    would tune the host instead of the image.
+    """
+    if root is None:
         return '/'
+    if root == '':
+        raise InputError('%s: the empty string is not a folder (give / for the running system)' % (option,))
     if not isinstance(root, str):
         raise InputError('%s: %r is not a path' % (option, root))
     check_path(root, option)

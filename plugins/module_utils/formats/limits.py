@@ -39,7 +39,6 @@ ITEMS = ('core', 'data', 'fsize', 'memlock', 'nofile', 'rss', 'stack', 'cpu', 'n
 # Items where -1 is a real value, not "no limit" (limits.conf(5)).
 _SIGNED_ITEMS = ('priority', 'nice')
 _UNLIMITED = ('unlimited', 'infinity', '-1')
-_DOMAIN = re.compile(r'^[^\s#]+\Z')
 INFINITY = 'infinity'
 
 
@@ -111,7 +110,76 @@ def check_value(item, value):
         return lowered
     if not re.match(r'^[0-9]+\Z', text):
         raise LimitsValueError('%s takes a whole number, unlimited, infinity or -1, not %r' % (item, value))
+    if int(text) > _largest(item):
+        raise LimitsValueError('%s: %s is above %d, the largest value pam_limits sets as a number for it%s'
+                               % (item, text, _largest(item), '' if item == 'nofile' else ' (write unlimited for no limit)'))
     return str(int(text))
+
+
+# limits.conf(5) domains: a user name, @group, %group (maxlogins only), *, % (maxlogins only),
+# a uid range <min>:<max> (either end may be left out), a gid range @<min>:<max>, %:<gid>.
+_ACCOUNT_NAME = re.compile(r'^[A-Za-z0-9_][A-Za-z0-9_.-]*\$?\Z')
+_ID_RANGE = re.compile(r'^(?P<low>[0-9]*):(?P<high>[0-9]*)\Z')
+_ID_MAX = 2 ** 32 - 2
+_LOGIN_ITEMS = ('maxlogins', 'maxsyslogins')
+# The largest value pam_limits keeps as a number: a size whose bytes (a cpu time whose
+# seconds) would not fit in 64 bits becomes unlimited, without a word.
+_RLIM_INFINITY = 2 ** 64 - 1
+_KB_ITEMS = ('fsize', 'data', 'stack', 'core', 'rss', 'memlock', 'as', 'msgqueue')
+# fs.nr_open can be no higher (the kernel's sysctl_nr_open_max on 64 bits); setrlimit of a
+# larger nofile fails, and pam_limits then refuses the login.
+_NOFILE_MAX = 2147483584
+
+
+def _largest(item):
+    if item in _KB_ITEMS:
+        return _RLIM_INFINITY // 1024 - 1
+    if item == 'cpu':
+        return _RLIM_INFINITY // 60 - 1
+    if item == 'nofile':
+        return _NOFILE_MAX
+    if item in _LOGIN_ITEMS:
+        return 2 ** 31 - 1
+    return _RLIM_INFINITY - 1
+
+
+def check_domain(domain, item=None):
+    """Return ``domain`` when limits.conf(5) reads it as a domain for ``item``, or raise
+    LimitsValueError: a user name, ``@group``, ``*``, a uid range ``min:max`` (``:uid``,
+    ``min:``), a gid range ``@min:max``; ``%``, ``%group`` and ``%:gid`` for maxlogins only."""
+    if not isinstance(domain, str) or not domain:
+        raise LimitsValueError('%r is not a limits.conf domain' % (domain,))
+    text = domain
+    if text == '*':
+        return domain
+    if text.startswith('%'):
+        if item is not None and item not in _LOGIN_ITEMS:
+            raise LimitsValueError('%r: a %% domain applies to maxlogins only (limits.conf(5)); pam_limits ignores it '
+                                   'for %s' % (domain, item))
+        text = text[1:]
+        if text == '':
+            return domain
+        if text.startswith(':') and text[1:].isdigit():
+            return domain
+    elif text.startswith('@'):
+        text = text[1:]
+    ranged = _ID_RANGE.match(text)
+    if ranged and not domain.startswith('%'):
+        low, high = ranged.group('low'), ranged.group('high')
+        if not low and not high:
+            raise LimitsValueError('%r: a range needs a number on at least one side of ":"' % (domain,))
+        if any(part and int(part) > _ID_MAX for part in (low, high)):
+            raise LimitsValueError('%r: an id above %d' % (domain, _ID_MAX))
+        if low and high and int(low) > int(high):
+            raise LimitsValueError('%r: the range\'s first id is above its last' % (domain,))
+        return domain
+    if not _ACCOUNT_NAME.match(text) or len(text) > 32:
+        raise LimitsValueError('%r is not a user name, @group, %%group, *, or a uid/gid range (min:max) as '
+                               'limits.conf(5) defines a domain' % (domain,))
+    if text.isdigit():
+        raise LimitsValueError('%r: a name of digits only is no user name; write :%s for the uid %s'
+                               % (domain, text, text))
+    return domain
 
 
 def _format(domain, type_, item, value):

@@ -47,16 +47,18 @@ class Key(object):
     """One known key: its type as the kernel declares it, one (low, high) range per field.
 
     ``ordered``: the fields must not decrease (a range such as ip_local_port_range).
-    ``max_length``: a string key's longest value.
+    ``max_length``: a string key's longest value.  ``fields``: the names of a vector's
+    fields, as the kernel's documentation names them (said in drift details).
     """
 
-    __slots__ = ('kind', 'ranges', 'ordered', 'max_length')
+    __slots__ = ('kind', 'ranges', 'ordered', 'max_length', 'fields')
 
-    def __init__(self, kind, ranges=None, ordered=False, max_length=None):
+    def __init__(self, kind, ranges=None, ordered=False, max_length=None, fields=None):
         self.kind = kind
         self.ranges = ranges or []
         self.ordered = ordered
         self.max_length = max_length
+        self.fields = fields
 
     def describe(self):
         if self.kind == 'string':
@@ -77,7 +79,7 @@ def _int(low=0, high=INT_MAX):
 
 
 def _vector(*ranges, **options):
-    return Key('vector of int', list(ranges), ordered=options.get('ordered', False))
+    return Key('vector of int', list(ranges), ordered=options.get('ordered', False), fields=options.get('fields'))
 
 
 KNOWN_KEYS = {
@@ -87,7 +89,8 @@ KNOWN_KEYS = {
     'kernel.shmmax': _ulong(),
     'kernel.shmall': _ulong(),
     'kernel.shmmni': _int(0, IPC_MNI_MAX),
-    'kernel.sem': _vector((0, INT_MAX), (0, INT_MAX), (0, INT_MAX), (0, IPC_MNI_MAX)),
+    'kernel.sem': _vector((0, INT_MAX), (0, INT_MAX), (0, INT_MAX), (0, IPC_MNI_MAX),
+                          fields=('semmsl', 'semmns', 'semopm', 'semmni')),
     'kernel.msgmax': _int(),
     'kernel.msgmnb': _int(),
     'kernel.msgmni': _int(0, IPC_MNI_MAX),
@@ -143,9 +146,9 @@ KNOWN_KEYS = {
     # Documentation/networking/ip-sysctl.rst: ip_local_port_range is 2 integers, the first
     # not above the second, each 1..65535 (net/ipv4/sysctl_net_ipv4.c); tcp_rmem and
     # tcp_wmem are 3 integers (min, default, max), each at least 1.
-    'net.ipv4.ip_local_port_range': _vector((1, 65535), (1, 65535), ordered=True),
-    'net.ipv4.tcp_rmem': _vector((1, INT_MAX), (1, INT_MAX), (1, INT_MAX)),
-    'net.ipv4.tcp_wmem': _vector((1, INT_MAX), (1, INT_MAX), (1, INT_MAX)),
+    'net.ipv4.ip_local_port_range': _vector((1, 65535), (1, 65535), ordered=True, fields=('low', 'high')),
+    'net.ipv4.tcp_rmem': _vector((1, INT_MAX), (1, INT_MAX), (1, INT_MAX), fields=('min', 'default', 'max')),
+    'net.ipv4.tcp_wmem': _vector((1, INT_MAX), (1, INT_MAX), (1, INT_MAX), fields=('min', 'default', 'max')),
     # FreeBSD sys/kern/sysv_shm.c: kern.ipc.shmmax and shmall are u_long, shm_use_phys a
     # 0/1 switch; sys/kern/sysv_sem.c: kern.ipc.semmns an int.
     'kern.ipc.shmmax': _ulong(),
@@ -165,6 +168,12 @@ KNOWN_KEYS = {
 def known(key):
     """The Key of a (dotted, canonical) name, or None for a key the table does not know."""
     return KNOWN_KEYS.get(key)
+
+
+def field_names(key):
+    """The names of a known vector key's fields, or None."""
+    spec = KNOWN_KEYS.get(key)
+    return spec.fields if spec is not None else None
 
 
 def check(key, value):

@@ -35,6 +35,7 @@ COMPACT = '/proc/sys/vm/compact_memory'
 _POOL_DIR = re.compile(r'^hugepages-([0-9]+)kB\Z')
 _NODE_MEMTOTAL = re.compile(r'^Node\s+[0-9]+\s+MemTotal:\s+([0-9]+)\s*kB', re.MULTILINE)
 _POOL_KEYS = frozenset(['size', 'count', 'node'])
+ADDRESS_SPACE = 1 << 64  # bytes
 
 
 class Kernel(object):
@@ -187,6 +188,12 @@ def read_pools(raw_pages, root, live_available):
             raise InputError('%s: unknown key(s) %s' % (where, ', '.join(unknown)))
         count = _count(item, where)
         size_kb = kernel.size_kb(item, where)
+        if count * size_kb * 1024 >= ADDRESS_SPACE:
+            # The kernel's count is an unsigned long; no machine has this much memory to give.
+            digits = str(count)
+            shown = digits if len(digits) <= 24 else '%s... (a %d-digit number)' % (digits[:6], len(digits))
+            raise InputError('%s.count: %s pages of %d kB is more memory than a 64-bit address space holds'
+                             % (where, shown, size_kb))
         pool = Pool(size_kb, kernel.node(item, where, size_kb), count, size_kb == kernel.default_kb)
         if (size_kb, pool.node) in seen:
             raise InputError('%s: the %s pool is already given as pages[%d]'

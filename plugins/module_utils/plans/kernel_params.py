@@ -22,6 +22,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import sysctl
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import sysctl_keys
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.base import Plan
+from ansible_collections.dbhost.tuning.plugins.module_utils.sizing.profiles import user_comparison
 # The backends are named here too: tests and callers reach them as kernel_params.LinuxBackend...
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.kernel_backends import (  # noqa: F401 pylint: disable=unused-import
     BACKENDS, HEADER, KERNEL_DEFAULT_SOURCE, KERNEL_DEFAULTS_64BIT, SYSTEMD_BOOT_VALUES_64BIT, FreeBSDBackend,
@@ -77,15 +78,26 @@ class ValueCompare(object):
 
     def value_to_write(self, key, live, desired):
         """A minimum never lowers, a maximum never raises: fields already beyond keep their live value."""
-        want = self.normalize(desired)
-        if live is None:
-            return want
-        return compare.value_to_write(self.normalize(live), want, self.comparison(key, desired))
+        return self.combine(key, desired, [live])
+
+    def combine(self, key, desired, grants):
+        """``desired`` with each bound field widened to the most any of ``grants`` (live, boot
+        values) already gives: the value a minimum may write without lowering any of them."""
+        return compare.combine(self.normalize(desired), [self.normalize(g) for g in grants if g is not None],
+                               self.comparison(key, desired))
+
+    def short_fields(self, key, actual, desired):
+        """['semopm 50 < 100', ...] for a vector key; [] for a scalar or an unknown value."""
+        if actual is None or len(self.normalize(desired).split()) < 2:
+            return []
+        return compare.short_fields(self.normalize(actual), self.normalize(desired), self.comparison(key, desired),
+                                    sysctl_keys.field_names(key))
 
 
 def _format_value(value):
     if isinstance(value, bool):
-        raise InputError('a boolean is not a kernel value; use 0 or 1')
+        raise InputError('%r is a boolean, not a kernel value (YAML reads true, yes and on as one): '
+                         'give 1 or 0' % (value,))
     if isinstance(value, (list, tuple)):
         return ' '.join(_format_value(v) for v in value)
     if isinstance(value, (int, float)):
@@ -93,6 +105,9 @@ def _format_value(value):
     if isinstance(value, str):
         return value
     raise InputError('value %r is neither a number, a string nor a list' % (value,))
+
+
+_UNCHANGED = object()
 
 
 class KernelParams(Plan):
@@ -134,6 +149,8 @@ class KernelParams(Plan):
         self.failures = []
         self.shadowed = []
         self.read_only = set()
+        self.notes = {}
+        self.marked = {}
         self.backup_file = None
 
     # ---------------------------------------------------------------- validation
@@ -166,10 +183,19 @@ class KernelParams(Plan):
         """The normalized value of one present param; InputError naming it when unusable."""
         if value is None:
             raise InputError('params %r has no value' % (name,))
-        text = _format_value(value)
+        try:
+            text = _format_value(value)
+        except InputError as exc:
+            raise InputError('params %r: %s' % (name, exc))
         if '\n' in text or '\r' in text:
             raise InputError('params %r: the value contains a newline' % (name,))
         validate.check_text(text, 'params %r' % (name,))
+        try:
+            text, marked = compare.split_marks(text)
+        except compare.ComparisonError as exc:
+            raise InputError('params %r: %s' % (name, exc))
+        if marked is not None:
+            self.marked[key] = (name, marked)
         if not text.strip():
             raise InputError('params %r: the value is empty' % (name,))
         normalized = self.backend.normalize(text)
@@ -181,6 +207,16 @@ class KernelParams(Plan):
         return normalized
 
     def _per_key_comparisons(self, wanted):
+        """comparisons and the values' own >=/<= marks, per key; a range's word made per field."""
+        per_key = self._explicit_comparisons(wanted)
+        for key, (name, marked) in self.marked.items():
+            if key in per_key and user_comparison(key, per_key[key]) != user_comparison(key, marked):
+                raise InputError('params %r is written with %r but comparisons says %r; say it once'
+                                 % (name, compare.describe(wanted[key], marked), per_key[key]))
+            per_key[key] = marked
+        return dict((key, user_comparison(key, how)) for key, how in per_key.items())
+
+    def _explicit_comparisons(self, wanted):
         per_key = {}
         for name, how in self.raw_comparisons.items():
             try:
@@ -231,8 +267,11 @@ class KernelParams(Plan):
     def read_persisted(self, desired):
         local_file = rooted(self.root, self.file)
         text = read_text(local_file)
+        managed = dict((key, None) for key in desired)
+        without_ours = self.backend.render(text, managed) if text is not None and managed else text
         return {'path': local_file, 'text': text, 'ours': self.backend.values_of(text),
-                'resolve': self.backend.persisted_resolver(self.file, text)}
+                'resolve': self.backend.persisted_resolver(self.file, text),
+                'others': self.backend.persisted_resolver(self.file, without_ours)}
 
     # ---------------------------------------------------------------- applying
     def _plan(self, desired, live, persisted):
@@ -251,13 +290,46 @@ class KernelParams(Plan):
                 continue
             if key in self.read_only:
                 continue
-            if self.persist and not self.compare.satisfies(key, persisted['resolve'](key)[0], want) and \
-                    not self.compare.satisfies(key, persisted['ours'].get(key), want):
-                changes[key] = self.compare.value_to_write(key, live.get(key), want)
+            if self.persist:
+                persist_value = self._persist_value(key, want, live, persisted)
+                if persist_value is not _UNCHANGED:
+                    changes[key] = persist_value
             if self.apply_live and self.backend.live_available and \
                     not self.compare.satisfies(key, live.get(key), want):
                 live_targets[key] = self.compare.value_to_write(key, live.get(key), want)
         return changes, live_targets
+
+    def _persist_value(self, key, want, live, persisted):
+        """What our file gets for ``key``: a value, None (remove our line) or _UNCHANGED.
+
+        A bound (minimum, maximum) is written field by field as the most that the desired
+        value, the live value, the value the next boot loads and the value it would load
+        without our line give: a field another file (or the kernel's built-in value) grants
+        beyond ours is never lowered at boot.  Our line that already lowers such a field is
+        rewritten, or removed when the boot value without it meets the desired one.
+        """
+        boot_value, boot_file = persisted['resolve'](key)
+        ours = persisted['ours'].get(key)
+        others_value, others_file = persisted['others'](key)
+        if not self.compare.satisfies(key, boot_value, want) and not self.compare.satisfies(key, ours, want):
+            return self.compare.combine(key, want, [live.get(key), boot_value, others_value])
+        if boot_file != self.file or ours is None or self.compare.comparison(key, want) == compare.EXACT:
+            return _UNCHANGED
+        if self.compare.combine(key, want, [ours, others_value]) == self.normalize(ours):
+            return _UNCHANGED
+        lowered = self.compare.short_fields(key, ours, self.compare.combine(key, want, [others_value]))
+        grant = '%s (%s)' % (others_file, ', '.join(lowered)) if lowered else others_file
+        if self.compare.satisfies(key, others_value, want):
+            self.notes[key] = 'our line lowered what %s gives at boot: %s' % (
+                grant, 'would remove it' if self.check_mode else 'removed it')
+            return None
+        value = self.compare.combine(key, want, [live.get(key), ours, others_value])
+        self.notes[key] = 'our line lowered what %s gives at boot: %s %s' % (
+            grant, 'would write' if self.check_mode else 'wrote', value)
+        return value
+
+    def normalize(self, value):
+        return self.backend.normalize(value)
 
     def _write_live(self, desired, live_targets, changes, live_after):
         """Write each live target and read it back; {key: why} for those the kernel refused."""
@@ -329,14 +401,33 @@ class KernelParams(Plan):
                 'the running kernel is read only at boot from %s' % self.file
                 if self.backend.live_needs else 'no %s' % getattr(self.backend, 'proc', 'live access')))
         persisted_ok, shadowed = self._persisted_state(key, want, resolve_before, resolve_after, winner_file, details)
+        if key in self.notes:
+            persisted_ok = False  # met, but our line lowers what the boot would give without it
         if self.backend.live_needs and self.persist and not persisted_ok:
             # SunOS: what the running kernel has is what the old /etc/system gave it.
             live_ok = False
         status = decide_status(live_ok, persisted_ok, self.check_mode,
                                live_needs=self.backend.live_needs, shadowed=shadowed)
-        if key in done['changes'] and not details:
+        if key in done['changes'] and not details and key not in self.notes:
             details.append('%s %s' % ('would write' if self.check_mode else 'wrote', self.file))
+        details.extend(self._field_details(key, want, live, live_ok, resolve_before, persisted_ok))
         return Setting(key, self.file, want, live_now, winner_value, status, '; '.join(details), comparison=how)
+
+    def _field_details(self, key, want, live, live_ok, resolve_before, persisted_ok):
+        """Which fields of a vector are short, live and at boot, and why our line changed."""
+        details = []
+        if live_ok is False:
+            fields = self.compare.short_fields(key, live[key], want)
+            if fields:
+                details.append('live: %s' % ', '.join(fields))
+        if persisted_ok is False:
+            value, source = resolve_before(key)
+            fields = self.compare.short_fields(key, value, want)
+            if fields:
+                details.append('at boot (%s): %s' % (source, ', '.join(fields)))
+        if key in self.notes:
+            details.append(self.notes[key])
+        return details
 
     def _persisted_state(self, key, want, resolve_before, resolve_after, winner_file, details):
         """(persisted_ok, shadowed) of one key, its details added to ``details``; (None, False) without persist."""

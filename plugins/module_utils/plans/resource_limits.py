@@ -20,7 +20,6 @@ import os
 import re
 import time
 
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine import confd
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import compare
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import limits
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms
@@ -28,17 +27,18 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.formats import proje
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import systemd
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import sysfs
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import FileChange, PathError, read_text, rooted
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import FileChange, PathError, rooted
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import (
     FAILED, PENDING_RESTART, UNSUPPORTED, Setting, decide_status)
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import InputError  # noqa: F401 (re-exported)
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.base import Plan
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans import project_limits
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.dropin import UnitDropIn
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans import service_limits
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.session_limits import LIMITS_HEADER, SessionLimits  # noqa: F401 (LIMITS_HEADER re-exported)
 
 DEFAULT_LIMITS_FILE = '/etc/security/limits.d/90-dbhost-tuning.conf'
 DEFAULT_DROPIN_NAME = '90-dbhost-tuning.conf'
-LIMITS_HEADER = '# Managed by dbhost.tuning.resource_limits; local edits to these items are overwritten.'
 DROPIN_HEADER = '# Managed by dbhost.tuning.resource_limits; local edits to these settings are overwritten.'
 _DROPIN_NAME = re.compile(r'^[A-Za-z0-9_.@-]+\.conf\Z')
 _PLATFORM_PARTS = {
@@ -92,6 +92,8 @@ class ResourceLimits(Plan):
         self.desired_projects = []
         self.shadowed = []
         self.backup_files = []
+        self.session = None
+        self.manager = None
 
     # ---------------------------------------------------------------- validation
     def validate(self):
@@ -123,12 +125,14 @@ class ResourceLimits(Plan):
                 raise InputError('%s: unknown key(s) %s' % (where, ', '.join(unknown)))
             domain, kind, name = item.get('domain'), item.get('type'), item.get('item')
             validate.check_name(domain, '%s.domain' % where)
-            if not isinstance(domain, str) or not limits._DOMAIN.match(domain):
-                raise InputError('%s.domain: %r is not a user, @group, *, %%group or uid range' % (where, domain))
             if kind not in limits.TYPES:
                 raise InputError('%s.type: %r is not one of soft, hard, -' % (where, kind))
             if name not in limits.ITEMS:
                 raise InputError('%s.item: %r is not a pam_limits item (one of %s)' % (where, name, ', '.join(limits.ITEMS)))
+            try:
+                limits.check_domain(domain, name)
+            except limits.LimitsValueError as exc:
+                raise InputError('%s.domain: %s' % (where, exc))
             validate.check_text(item.get('value'), '%s.value' % where)
             try:
                 value = limits.check_value(name, item.get('value'))
@@ -179,13 +183,14 @@ class ResourceLimits(Plan):
         """{'show': systemctl show of the unit before, 'show_error'} (None when systemd is not read)."""
         if desired['service'] and self.systemd_running:
             shown, error = self._dropin().show(self._show_properties())
-            return {'show': shown, 'show_error': error}
-        return {'show': None, 'show_error': None}
+            return {'show': shown, 'show_error': error,
+                    'defaults': service_limits.manager_defaults(self.runner, sorted(desired['service']))}
+        return {'show': None, 'show_error': None, 'defaults': {}}
 
     def read_persisted(self, desired):
         """{'limits': our limits file's text, 'service': our drop-in's text, 'projects': the
         /etc/project plan}; everything that can still refuse the input is read here, before any write."""
-        return {'limits': read_text(rooted(self.root, self.limits_file)) if desired['limits'] else None,
+        return {'limits': self._session().read() if desired['limits'] else None,
                 'service': self._dropin().read() if desired['service'] else None,
                 'projects': project_limits.plan_projects(self.root, self.desired_projects) if desired['projects'] else None}
 
@@ -224,23 +229,15 @@ class ResourceLimits(Plan):
         if backup_file:
             done['backup_files'].append(backup_file)
 
-    # ---- pam_limits
-    def _limits_files(self, text):
-        return confd.texts_at_boot(self.root, limits.boot_files(self.root, extra=self.limits_file), self.limits_file,
-                                   text)
+    # ---- pam_limits (plans/session_limits.py)
+    def _session(self):
+        if self.session is None:
+            self.session = SessionLimits(self.root, self.limits_file, self.desired_limits, self.comparison,
+                                         self.check_mode)
+        return self.session
 
     def _apply_limits(self, before, module, done):
-        changes = {}
-        effective_before = self._limits_files(before or '')
-        for key, value in self.desired_limits:
-            ours = limits.effective([(self.limits_file, before or '')], key[0], key[2])
-            if self.comparison == compare.MINIMUM and self._sides_match(
-                    limits.effective(effective_before, key[0], key[2]), key, value):
-                continue  # met (higher, or unlimited) by what pam_limits reads now: never lowered
-            if not self._sides_match(ours, key, value):
-                changes[key] = value
-        after = limits.render(before, changes, header=LIMITS_HEADER) if changes else before
-        change = FileChange(rooted(self.root, self.limits_file), before, after, shown_path=self.limits_file)
+        change, changes = self._session().plan(before)
         self._apply_change(change, module, done)
         return change, changes
 
@@ -250,13 +247,9 @@ class ResourceLimits(Plan):
             return
         change, changes = done
         change.report(result)
-        files_before, files_after = self._limits_files(change.before or ''), self._limits_files(change.after or '')
-        for key, value in self.desired_limits:
-            result.add(self._limits_record(key, value, files_before, files_after, key in changes))
-
-    @staticmethod
-    def _sides(key):
-        return ('soft', 'hard') if key[1] == '-' else (key[1],)
+        for record in self._session().records(change, changes):
+            result.add(record)
+        self.shadowed.extend(self._session().shadowed)
 
     def _value_meets(self, have, want):
         if have is None:
@@ -272,37 +265,6 @@ class ResourceLimits(Plan):
         if self.comparison != compare.MINIMUM or not isinstance(have, tuple) or not isinstance(want, tuple):
             return False
         return all(self._value_meets(h, w) for h, w in zip(have, want))
-
-    def _sides_match(self, found, key, value):
-        want = limits.normalize_value(key[2], value)
-        return all(self._value_meets(found[side][0], want) for side in self._sides(key))
-
-    def _limits_record(self, key, value, files_before, files_after, changed):
-        domain, kind, item = key
-        name = '%s %s %s' % key
-        before = limits.effective(files_before, domain, item)
-        after = limits.effective(files_after, domain, item)
-        now = before if self.check_mode else after
-        sides = self._sides(key)
-        values = [now[side][0] for side in sides]
-        persisted = values[0] if len(set(values)) == 1 else ' '.join(
-            '%s=%s' % (side, now[side][0]) for side in sides)
-        details = []
-        if changed:
-            details.append('%s %s' % ('would write' if self.check_mode else 'wrote', self.limits_file))
-        want = limits.normalize_value(item, value)
-        shadowed = False
-        for side in sides:
-            after_value, after_file = after[side]
-            if not self._value_meets(after_value, want) and after_file and after_file != self.limits_file:
-                shadowed = True
-                details.append('%s sets the %s limit to %s and is read after %s' % (
-                    after_file, side, after_value, self.limits_file))
-                self.shadowed.append((name, after_file))
-        details.append('pam_limits applies it at the next login session; running sessions are not read')
-        status = decide_status(None, self._sides_match(before, key, value), self.check_mode, shadowed=shadowed)
-        return Setting(name, self.limits_file, want, None, persisted, status, '; '.join(details),
-                       comparison=self.comparison)
 
     # ---- systemd service drop-in
     def _dropin(self):
@@ -325,14 +287,14 @@ class ResourceLimits(Plan):
         dropin = self._dropin()
         shown_before = live['show']
         changes = {}
-        unit_before = dropin.unit_texts(before or '')
         for name, (text, pair) in self.desired_service.items():
-            ours, dummy = systemd.effective_value([(dropin.path, before or '')], 'Service', name)
-            if self.comparison == compare.MINIMUM and self._pair_meets(
-                    _pair(name, systemd.effective_value(unit_before, 'Service', name)[0]), pair):
-                continue  # the unit already gives at least this: never lowered
-            if not self._pair_meets(_pair(name, ours), pair):
-                changes[name] = text
+            ours = service_limits.last_valid([(dropin.path, before or '')], 'Service', name, name)
+            now = self._service_source(dropin.unit_texts(before or ''), name, live)
+            if self.comparison == compare.MINIMUM and self._pair_meets(now.pair, pair):
+                continue  # the service already gets at least this (unit, manager default): never lowered
+            if not self._pair_meets(ours.pair, pair):
+                changes[name] = service_limits.to_write(text, pair, now.pair) if (
+                    self.comparison == compare.MINIMUM) else text
         after = systemd.render(before, {'Service': changes}, header=DROPIN_HEADER) if changes else before
         change = dropin.change(before, after)
         service = {'dropin': dropin, 'change': change, 'changes': changes, 'reloaded': False, 'reload_error': None,
@@ -361,35 +323,57 @@ class ResourceLimits(Plan):
         files_before = dropin.unit_texts(change.before or '')
         files_after = dropin.unit_texts(change.after or '')
         for name in sorted(self.desired_service):
-            result.add(self._service_record(name, dropin.path, files_before, files_after, live['show'], done['show'],
-                                            done['running'], done['show_error'], done['reload_error'],
-                                            name in done['changes']))
+            before = self._service_source(files_before, name, live)
+            after = self._service_source(files_after, name, live)
+            result.add(self._service_record(name, dropin.path, before, after, live['show'], done,
+                                            done['changes'].get(name)))
 
-    def _service_record(self, name, shown_path, files_before, files_after, shown_before, shown_after, running,
-                        show_error, reload_error, changed):
+    def _service_source(self, unit_texts, name, live):
+        """service_limits.Source of ``name`` for the unit's files ``unit_texts``."""
+        if self.manager is None:
+            self.manager = service_limits.manager_texts(self.root)
+        return service_limits.resolve(unit_texts, self.manager, name, (live.get('defaults') or {}).get(name))
+
+    def _loaded_note(self, name, shown, source):
+        """The cross-check: what systemd has loaded (systemctl show) against what the files give."""
+        if not shown or shown.get('LoadState') != 'loaded' or source.pair is None:
+            return None
+        loaded = limits.from_show(shown, name)
+        if loaded is None or loaded == source.pair:
+            return None
+        return ('systemd has loaded %s=%s but the files give %s: it takes them at the next daemon-reload '
+                '(system.conf and system.conf.d at daemon-reexec)' % (name, limits.show_pair(loaded),
+                                                                     limits.show_pair(source.pair)))
+
+    def _service_record(self, name, shown_path, before, after, shown_before, done, written):
         text, want = self.desired_service[name]
         record_name = '%s %s' % (self.unit, name)
-        before_value, dummy = systemd.effective_value(files_before, 'Service', name)
-        after_value, after_file = systemd.effective_value(files_after, 'Service', name)
-        persisted_now = _pair(name, before_value if self.check_mode else after_value)
+        running, show_error = done['running'], done['show_error']
+        now = before if self.check_mode else after
+        persisted_now = now.pair
         details = []
-        if changed:
-            details.append('%s %s' % ('would write' if self.check_mode else 'wrote', shown_path))
-        if reload_error:
-            details.append('systemctl daemon-reload failed: %s' % reload_error)
+        if written is not None:
+            details.append('%s %s (%s=%s)' % ('would write' if self.check_mode else 'wrote', shown_path, name, written))
+        elif now.path != shown_path and self._pair_meets(now.pair, want):
+            details.append('met by %s' % now.describe(name))
+        if done['reload_error']:
+            details.append('systemctl daemon-reload failed: %s' % done['reload_error'])
             return Setting(record_name, shown_path, limits.show_pair(want), None, limits.show_pair(persisted_now),
                            FAILED, '; '.join(details), comparison=self.comparison)
         shadowed = False
-        if not self._pair_meets(_pair(name, after_value), want) and after_file and after_file != shown_path:
+        if not self._pair_meets(after.pair, want) and after.origin == service_limits.UNIT and after.path != shown_path:
             shadowed = True
-            details.append('%s sets %s=%s and is read after %s' % (after_file, name, after_value, shown_path))
-            self.shadowed.append((record_name, after_file))
-        persisted_ok = self._pair_meets(_pair(name, before_value), want)
+            details.append('%s sets %s=%s and is read after %s' % (after.path, name, after.text, shown_path))
+            self.shadowed.append((record_name, after.path))
+        persisted_ok = self._pair_meets(before.pair, want)
 
         live = None
         live_ok = None
         live_needs = None
-        shown = shown_before if self.check_mode else shown_after
+        shown = shown_before if self.check_mode else done['show']
+        note = self._loaded_note(name, shown, now)
+        if note:
+            details.append(note)
         if not self.systemd_running:
             details.append('live value not read: systemd is not running%s' % (
                 '' if self.root == '/' else ' (root is %s)' % self.root))
@@ -449,12 +433,3 @@ class ResourceLimits(Plan):
             for record in project_limits.project_records(wanted, current, new, wanted['name'] in changes, self.check_mode):
                 result.add(record)
 
-
-def _pair(name, value):
-    """(soft, hard) of a Limit*= value from a file; the raw text when it does not parse."""
-    if value is None:
-        return None
-    try:
-        return limits.parse_systemd_limit(name, value)
-    except limits.LimitsValueError:
-        return value

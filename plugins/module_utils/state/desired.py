@@ -11,7 +11,8 @@ roles' READMEs: kernel_params_profile, shared_memory_size, ...) and the host's f
 
 One setting has one owner.  When two roles plan the same key, the records are merged by
 one rule: two minimums (or two maximums) keep the stricter value and the role that asked
-for it; equal values keep the first role (in ROLES order); anything else is refused,
+for it; an exact value that meets the other role's bound wins; equal values keep the
+first role (in ROLES order); anything else is refused,
 naming both roles, before anything on the host is touched.  A merged key is planned in
 its owner's call only, so it is never written to two files.
 
@@ -75,6 +76,8 @@ class DesiredState(object):
             first['source'] = '%s; also asked by %s' % (first['source'], second['owner'])
             return None
         how = first['comparison']
+        if how != second['comparison'] and compare.EXACT in (how, second['comparison']):
+            return self._merge_exact(first, second)
         if how != second['comparison'] or how == compare.EXACT:
             raise InputError(
                 '%s is planned by two roles: %s wants %s and %s wants %s; give it in one role only, '
@@ -90,6 +93,30 @@ class DesiredState(object):
             # the second role owns it now; its call carries the key, the first's drops it
             self.notes.append((first['owner'], first['kind'], first['key']))
             first.update(desired=second['desired'], owner=second['owner'], source=second['source'])
+        else:
+            self.notes.append((second['owner'], second['kind'], second['key']))
+        first['source'] = '%s; %s' % (first['source'], note)
+        return None
+
+    def _merge_exact(self, first, second):
+        """An exact value and a bound: the exact value wins when it meets the bound, else refused."""
+        exact, bound = (first, second) if first['comparison'] == compare.EXACT else (second, first)
+        a, b = str(exact['desired']), str(bound['desired'])
+        try:
+            meets = compare.satisfies(a, b, bound['comparison'])
+        except compare.ComparisonError:
+            meets = False
+        if not meets:
+            raise InputError(
+                '%s is planned by two roles: %s wants %s and %s wants %s; give it in one role only, '
+                'or values that agree' % (first['key'], exact['owner'], a, bound['owner'],
+                                          compare.describe(b, bound['comparison'])))
+        note = 'planned by %s (%s) and %s (%s): the exact value meets the bound and wins' % (
+            exact['owner'], a, bound['owner'], compare.describe(b, bound['comparison']))
+        if exact is second:
+            self.notes.append((first['owner'], first['kind'], first['key']))
+            first.update(desired=second['desired'], owner=second['owner'], source=second['source'],
+                         comparison=compare.EXACT)
         else:
             self.notes.append((second['owner'], second['kind'], second['key']))
         first['source'] = '%s; %s' % (first['source'], note)

@@ -21,6 +21,7 @@ __metaclass__ = type
 import os
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import host_facts
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import HostError
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.block_queue.plan import BlockQueue
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter.plan import DbParameter
 from ansible_collections.dbhost.tuning.plugins.module_utils.state.desired import ROLES, compile_state, default_roles
@@ -45,7 +46,7 @@ class Context(object):
 
 
 def _mounts_plan(kw, ctx):
-    root = kw.get('root') or '/'
+    root = '/' if kw.get('root') is None else kw['root']
     live_root = '/' if os.path.realpath(root) == '/' else None
     return MountOptions(kw.pop('mounts'), check_mode=ctx.check_mode, live_root=live_root, runner=ctx.runner,
                         mount_command=ctx.bin_path('mount') or 'mount', **kw)
@@ -68,6 +69,14 @@ PLANS = {
 PART_KEYS = {'sysctl': 'kernel_params', 'hugepages': 'hugepages', 'limits': 'resource_limits', 'sysfs': 'sysfs_attr',
              'block_queue': 'block_queue', 'mounts': 'mount_options', 'db_parameter': 'db_parameter',
              'processor_set': 'processor_set'}
+
+# Why a role listed in the roles can plan nothing: the inputs that would make it plan something.
+NOTHING_ASKED = {
+    'kernel_params': 'kernel_params_profile is none and kernel_params_settings is empty',
+    'block_queue': 'block_queue_devices is empty',
+    'direct_io': 'direct_io_mounts and direct_io_databases are empty, or no mount has an option for its file '
+                 'system type',
+}
 
 # What each role's compile step reads from the host's facts.
 FACT_SUBSETS = {'shared_memory': ('memory', 'hugepages'), 'processor_sets': ('memory', 'hugepages', 'numa'),
@@ -96,6 +105,16 @@ class HostState(Plan):
         self.state = None
         self.ran = []
 
+    def lock_roots(self):
+        """The roots this run manages, each locked for the run (engine/lock.py): every role's ``<role>_root``."""
+        roots = []
+        for role in self.roles:
+            values = self.inputs.get(role) if isinstance(self.inputs.get(role), dict) else {}
+            root = values.get('%s_root' % role) or '/'
+            if isinstance(root, str) and root not in roots:
+                roots.append(root)
+        return roots or ['/']
+
     def read_facts(self):
         subsets = []
         for role in self.roles:
@@ -103,7 +122,11 @@ class HostState(Plan):
         root = '/'
         for role in ('shared_memory', 'direct_io'):
             if role in self.roles:
-                root = self.inputs.get(role, {}).get('%s_root' % role) or root
+                role_root = self.inputs.get(role, {}).get('%s_root' % role)
+                if role_root == '':
+                    raise InputError('%s_root: the empty string is not a folder (give / for the running system)'
+                                     % role)
+                root = role_root or root
         if not os.path.isdir(root):
             raise InputError('root %r is not a folder' % (root,))
         try:
@@ -120,6 +143,8 @@ class HostState(Plan):
                 result = plan.run(module)
             except InputError as exc:
                 raise InputError('%s (%s): %s' % (call.owner, call.label, exc))
+            except HostError as exc:
+                raise HostError('%s (%s): %s' % (call.owner, call.label, exc))
             ran.append((call, plan, result))
         return ran
 
@@ -163,6 +188,10 @@ class HostState(Plan):
             plans.append({'kind': call.kind, 'owner': call.owner, 'label': call.label, 'changed': part.changed,
                           'restart_required': part.restart_required, 'settings': len(part.settings)})
         self._owners = owners
+        for role in self.roles:
+            if role in ROLES and not any(call.owner == role for call in self.state.calls):
+                result.warnings.append('%s: listed in the roles, but its variables ask for nothing (%s), so it '
+                                       'checked nothing' % (role, NOTHING_ASKED.get(role, 'no input')))
         if self.state.sizing is not None and 'shared_memory' in per_role:
             per_role['shared_memory']['sizing'] = self.state.sizing
         result.extra['roles'] = per_role

@@ -105,7 +105,8 @@ def test_ee_collection_installs_with_a_working_callback(built_collection, tmp_pa
 def test_ansible_builder_creates_the_build_context(built_collection):
     context = built_collection.parent
     shutil.copy(EE_FILE, str(context / 'execution-environment.yml'))
-    done = subprocess.run([tool('ansible-builder'), 'create', '-f', 'execution-environment.yml', '-c', 'context'],
+    done = subprocess.run([tool('ansible-builder'), 'create', '-f', 'execution-environment.yml', '-c', 'context',
+                           '--output-filename', 'Containerfile'],
                           cwd=str(context), capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
     containerfile = (context / 'context' / 'Containerfile').read_text()

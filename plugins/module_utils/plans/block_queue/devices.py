@@ -17,7 +17,7 @@ import os
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import mountinfo as _mountinfo
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import sysfs
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import confine, read_text, rooted
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import PathError, confine, read_text, rooted
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import udev
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.block_queue.entries import normalize_wwn
 
@@ -170,6 +170,12 @@ class Tree(object):
             return parts[name], 'partition %s of %s' % (name, parts[name])
         return None, None
 
+    def _exists(self, path):
+        try:
+            return os.path.lexists(rooted(self.root, path))
+        except PathError:
+            return False
+
     def disk_of_mount(self, path):
         """(disk, note) for the file system that holds ``path``; raise InputError otherwise."""
         text = read_text(rooted(self.root, '/proc/self/mountinfo'))
@@ -184,6 +190,10 @@ class Tree(object):
         if best is None:
             raise InputError('mount %s: no mounted file system holds it' % path)
         point, number, source = best
+        if point == '/' and wanted != '/' and not self._exists(path):
+            # Every path falls under /: a mistyped or absent mount point would tune the root disk.
+            raise InputError('mount %s: no such path, and no file system is mounted there (only / holds it; '
+                             'give mount: / to mean the root disk)' % path)
         numbers = self.partitions()[1]
         if number in numbers:
             disk, part = numbers[number]

@@ -64,6 +64,10 @@ EXCLUSIVE_GROUPS = (
 # Operations, not options: they cannot be persisted as "an option to ensure".
 NOT_OPTIONS = frozenset(['remount', 'bind', 'rbind', 'move', 'rmove', 'make-shared', 'make-private'])
 
+# Characters no mount option of Linux, Solaris or VxFS holds; a shell or a boot script
+# would read them as the end of a command, a redirection or a quote.
+SHELL_CHARACTERS = frozenset(';&|$`<>"\'(){}*?!')
+
 # Linux options only mount(8) and the boot scripts read; the mount table never shows them.
 LINUX_USERSPACE = frozenset(['defaults', 'auto', 'noauto', 'user', 'nouser', 'users', 'owner', 'group',
                              'nofail', '_netdev', 'loop'])
@@ -118,6 +122,16 @@ def validate_option(token, what, vfstab=False):
     char = validate.bad_character(token, name=True)
     if char is not None:
         raise InputError('%s: option %r contains %s' % (what, token, validate.describe(char)))
+    # Mount options are ASCII words: a letter from another script is a look-alike
+    # (Cyrillic "о" in "nоatime") that the kernel and mount(8) would refuse, or take for
+    # an unknown option, at the next boot.
+    for char in token:
+        if ord(char) > 126:
+            raise InputError('%s: option %r contains %s, which is not ASCII; mount options are ASCII '
+                             '(a look-alike of a Latin letter?)' % (what, token, validate.describe(char)))
+    for char in token:
+        if char in SHELL_CHARACTERS:
+            raise InputError('%s: option %r contains %r, which no mount option holds' % (what, token, char))
     if token.startswith('='):
         raise InputError('%s: option %r has no name before "="' % (what, token))
     if token in NOT_OPTIONS:

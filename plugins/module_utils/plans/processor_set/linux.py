@@ -43,7 +43,7 @@ class LinuxProcessorSet(Plan):
         self.args = args
         self.name = args.get('name')
         self.state = args.get('state') or 'present'
-        self.root = args.get('root') or '/'
+        self.root = '/' if args.get('root') is None else args['root']
         self.check_mode = check_mode
         self.runner = runner
         self.live = self.root == '/'

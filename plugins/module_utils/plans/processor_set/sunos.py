@@ -65,7 +65,7 @@ class SunOSProcessorSet(Plan):
         self.args = args
         self.name = args.get('name')
         self.state = args.get('state') or 'present'
-        self.root = args.get('root') or '/'
+        self.root = '/' if args.get('root') is None else args['root']
         self.persist = args.get('persist', True) is not False
         self.check_mode = check_mode
         self.runner = runner

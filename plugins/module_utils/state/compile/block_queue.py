@@ -16,7 +16,7 @@ __metaclass__ = type
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import compare
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
-from ansible_collections.dbhost.tuning.plugins.module_utils.state.compile.common import Call, root_of, text
+from ansible_collections.dbhost.tuning.plugins.module_utils.state.compile.common import Call, flag, root_of, text, to_flag
 
 
 SELECTOR_KEYS = ('name', 'wwn', 'serial', 'model', 'vendor', 'mount', 'rotational', 'slaves', 'allow_empty')
@@ -40,12 +40,13 @@ def block_queue_devices(v):
     for index, item in enumerate(v.get('block_queue_devices') or []):
         if not isinstance(item, dict):
             raise InputError('block_queue_devices[%d] must be a dict' % index)
+        item = _item_flags(item, index)
         selector = dict((k, item[k]) for k in SELECTOR_KEYS if k in item)
         own = item.get('attributes') or {}
-        if not item.get('defaults', True):
+        if not item['defaults']:
             kinds = [(None, own)]
         elif 'scheduler' in own or 'rotational' in item:
-            merged = dict(common, scheduler=schedulers[bool(item.get('rotational', False))])
+            merged = dict(common, scheduler=schedulers[item.get('rotational', False)])
             merged.update(own)
             kinds = [(None, merged)]
         else:
@@ -63,6 +64,18 @@ def block_queue_devices(v):
     return out
 
 
+def _item_flags(item, index):
+    """A block_queue_devices item with its true/false keys as bools (Ansible's rules; "false" is false)."""
+    item = dict(item)
+    for key in ('rotational', 'slaves', 'allow_empty', 'defaults'):
+        if item.get(key) is not None:
+            item[key] = to_flag(item[key], 'block_queue_devices[%d].%s' % (index, key))
+        elif key in item:
+            del item[key]
+    item.setdefault('defaults', True)
+    return item
+
+
 def compile_block_queue(state, v, facts):
     role = 'block_queue'
     devices = block_queue_devices(v)
@@ -78,7 +91,7 @@ def compile_block_queue(state, v, facts):
                       'block_queue_devices[%d] and the role defaults (rq_affinity: Linux block queue documentation)'
                       % index)
     state.calls.append(Call('block_queue', role, dict(
-        devices=devices, apply=bool(v.get('block_queue_apply', True)), persist=bool(v.get('block_queue_persist', True)),
-        file=v.get('block_queue_rules_file') or None, allow_empty=bool(v.get('block_queue_allow_empty', False)),
-        reload=bool(v.get('block_queue_reload', True)), trigger=bool(v.get('block_queue_trigger', False)),
-        backup=bool(v.get('block_queue_backup', False)), root=root_of(v, 'block_queue_root'))))
+        devices=devices, apply=flag(v, 'block_queue_apply', True), persist=flag(v, 'block_queue_persist', True),
+        file=v.get('block_queue_rules_file') or None, allow_empty=flag(v, 'block_queue_allow_empty', False),
+        reload=flag(v, 'block_queue_reload', True), trigger=flag(v, 'block_queue_trigger', False),
+        backup=flag(v, 'block_queue_backup', False), root=root_of(v, 'block_queue_root'))))

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: contributors to dbhost.tuning
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Internal to dbhost.tuning: what every role's compile step shares (Call, values, root, accounts).
+"""Internal to dbhost.tuning: what every role's compile step shares (Call, values, flags, root, accounts).
 
 A compile step (state/compile/<role>.py) takes the desired state being built (it uses its
 add(), calls, messages, notes and restart_services: see state/desired.py DesiredState),
@@ -15,11 +15,10 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import grp
-import os
 import pwd
 
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import accounts
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import read_text
 
 
 class Call(object):
@@ -39,9 +38,49 @@ def text(value):
     return str(value)
 
 
+# Ansible's boolean spellings (ansible.module_utils.parsing.convert_bool, the rules argument_specs
+# apply to a role's bool options): a string is compared lower-cased and stripped.
+TRUE_WORDS = frozenset(('y', 'yes', 'on', '1', 'true', 't'))
+FALSE_WORDS = frozenset(('n', 'no', 'off', '0', 'false', 'f'))
+
+
+def to_flag(value, name):
+    """``value`` as a bool by Ansible's boolean rules; anything else is refused, naming ``name``.
+
+    ``-e kernel_params_apply=false`` and ``kernel_params_apply=no`` in an INI inventory arrive as
+    strings: each means what it says, and a word that is neither (``maybe``) is an error, never true.
+    """
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, (int, float)) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, bytes):
+        value = value.decode('utf-8', 'replace')
+    if isinstance(value, str):
+        word = value.strip().lower()
+        if word in TRUE_WORDS:
+            return True
+        if word in FALSE_WORDS:
+            return False
+    raise InputError('%s: %r is not a boolean (true/false, yes/no, on/off, 1/0)' % (name, value))
+
+
+def flag(variables, name, default):
+    """The role variable ``name`` as a bool (Ansible's rules, see to_flag); ``default`` when unset or null."""
+    value = variables.get(name)
+    if value is None:
+        return default
+    return to_flag(value, name)
+
+
 def root_of(variables, name):
-    """The role's root variable ``name`` (default /), refused unless an absolute path."""
-    root = variables.get(name) or '/'
+    """The role's root variable ``name`` (default /), refused unless an absolute path.
+
+    An empty string is refused, not read as /: it is what an unset variable gives.
+    """
+    root = variables.get(name)
+    if root is None:
+        return '/'
     if not isinstance(root, str) or not root.startswith('/'):
         raise InputError('%s: %r is not an absolute path' % (name, root))
     return root
@@ -55,8 +94,7 @@ def passwd_entry(root, user):
         except KeyError:
             return None
         return entry.pw_uid, entry.pw_gid
-    fields = _etc_entry(root, 'passwd', user, 4)
-    return (fields[2], fields[3]) if fields else None
+    return accounts.passwd_row(root, user)
 
 
 def group_gid(root, group):
@@ -66,22 +104,4 @@ def group_gid(root, group):
             return grp.getgrnam(group).gr_gid
         except KeyError:
             return None
-    fields = _etc_entry(root, 'group', group, 3)
-    return fields[2] if fields else None
-
-
-def _etc_entry(root, table, name, width):
-    """The line of /etc/passwd or /etc/group under ``root`` for ``name``, its fields from the
-    third on as numbers; None when the file, the line or a number is missing."""
-    try:
-        content = read_text(os.path.join(root, 'etc', table), root=root)
-    except (IOError, OSError):
-        return None   # a link out of root is refused by read_text (PathError names it)
-    for line in (content or '').splitlines():
-        fields = line.split(':')
-        if len(fields) >= width and fields[0] == name:
-            try:
-                return fields[:2] + [int(field) for field in fields[2:width]]
-            except ValueError:
-                return None
-    return None
+    return accounts.group_row(root, group)

@@ -15,13 +15,13 @@ __metaclass__ = type
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import compare
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
-from ansible_collections.dbhost.tuning.plugins.module_utils.state.compile.common import Call, root_of, text
+from ansible_collections.dbhost.tuning.plugins.module_utils.state.compile.common import Call, flag, root_of, text, to_flag
 
 
 def compile_direct_io(state, v, facts):
     role = 'direct_io'
     root = root_of(v, 'direct_io_root')
-    backup = bool(v.get('direct_io_backup', False))
+    backup = flag(v, 'direct_io_backup', False)
     fstype_options = v.get('direct_io_fstype_options') or {}
     mounted = {}
     for entry in facts.get('mounts') or []:
@@ -51,9 +51,10 @@ def compile_direct_io(state, v, facts):
         state.messages.extend('%s: no direct I/O mount option for this file system type; nothing changed' % p
                               for p in not_applicable)
     if mounts:
-        state.calls.append(Call('mounts', role, dict(mounts=mounts, remount=bool(v.get('direct_io_remount', True)),
+        state.calls.append(Call('mounts', role, dict(mounts=mounts, remount=flag(v, 'direct_io_remount', True),
                                                      file=v.get('direct_io_fstab') or None, root=root, backup=backup)))
     engine_params = v.get('direct_io_engine_params') or {}
+    restart = flag(v, 'direct_io_restart', False)
     for index, db in enumerate(v.get('direct_io_databases') or []):
         if not isinstance(db, dict) or db.get('engine') not in ('oracle', 'postgresql', 'mysql'):
             raise InputError('direct_io_databases[%d].engine must be oracle, postgresql or mysql' % index)
@@ -67,10 +68,12 @@ def compile_direct_io(state, v, facts):
             state.add('db_parameter', '%s %s %s' % (db['engine'], where, name), text(value), compare.EXACT, role,
                       'direct_io_engine_params[%s]' % db['engine'])
         kwargs = dict(engine=db['engine'], params=params, backup=backup, root=root)
-        for key in ('path', 'oracle_home', 'oracle_sid', 'sid', 'os_user', 'mysql_section', 'read_live'):
+        for key in ('path', 'oracle_home', 'oracle_sid', 'sid', 'os_user', 'mysql_section'):
             if db.get(key) is not None:
                 kwargs[key] = db[key]
+        if db.get('read_live') is not None:
+            kwargs['read_live'] = to_flag(db['read_live'], 'direct_io_databases[%d].read_live' % index)
         state.calls.append(Call('db_parameter', role, kwargs, label='db_parameter %s %s' % (db['engine'], where)))
-        if v.get('direct_io_restart') and db.get('service'):
+        if restart and db.get('service'):
             state.restart_services.append({'owner': role, 'service': db['service'], 'when': 'db_parameter %s %s'
                                            % (db['engine'], where)})

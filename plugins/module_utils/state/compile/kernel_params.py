@@ -6,7 +6,9 @@
 The profile's keys (sizing/profiles.py, each with its vendor source) and
 kernel_params_settings become one sysctl call for the role (its params are given after
 merging, by state/desired.py); kernel_params_absent becomes a second call that removes
-keys from the file.
+keys from the file.  kernel_params_mode applies to the profile's values only: a value the
+user writes is exact unless written ``>=N`` / ``<=N`` or given a comparison in
+kernel_params_comparisons.
 
 Pure Python, no Ansible import.
 """
@@ -18,9 +20,9 @@ __metaclass__ = type
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import compare
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import sysctl
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans.kernel_params import ValueCompare
-from ansible_collections.dbhost.tuning.plugins.module_utils.sizing.profiles import PROFILE_NAMES, kernel_profile
-from ansible_collections.dbhost.tuning.plugins.module_utils.state.compile.common import Call, root_of, text
+from ansible_collections.dbhost.tuning.plugins.module_utils.sizing.profiles import (
+    PROFILE_NAMES, kernel_profile, profile_comparison, user_comparison)
+from ansible_collections.dbhost.tuning.plugins.module_utils.state.compile.common import Call, flag, root_of, text
 
 ROLE = 'kernel_params'
 
@@ -37,30 +39,67 @@ def compile_kernel_params(state, v, facts):
     settings = v.get('kernel_params_settings') or {}
     if not isinstance(settings, dict):
         raise InputError('kernel_params_settings must be a dict of name: value')
-    chooser = ValueCompare(mode, sysctl.normalize_value)
     wanted = {}
-    for key, (value, how, source) in kernel_profile(profile_name, system).items():
-        wanted[key] = (value, how if mode != compare.EXACT else compare.EXACT,
-                       '%s (profile %s)' % (source, profile_name))
+    for key, (value, rule, source) in kernel_profile(profile_name, system).items():
+        wanted[key] = (value, profile_comparison(key, rule, mode), '%s (profile %s)' % (source, profile_name))
+    asked = _asked_comparisons(v.get('kernel_params_comparisons') or {}, system)
     for name, value in settings.items():
         key = _canonical(name, system, 'kernel_params_settings')
         if value is None:
             wanted.pop(key, None)
             continue
-        value_text = text(value)
-        wanted[key] = (value_text, chooser.comparison(key, sysctl.normalize_value(value_text)),
-                       'kernel_params_settings')
+        wanted[key] = _user_value(key, name, value, asked.pop(key, None))
+    if asked:
+        raise InputError('kernel_params_comparisons: %s is not in kernel_params_settings'
+                         % ', '.join(sorted(asked)))
     for key in sorted(wanted):
         value, how, source = wanted[key]
         state.add('sysctl', key, value, how, ROLE, source)
     absent = v.get('kernel_params_absent') or []
     common = dict(file=v.get('kernel_params_file') or None, root=root_of(v, 'kernel_params_root'),
-                  backup=bool(v.get('kernel_params_backup', False)))
+                  backup=flag(v, 'kernel_params_backup', False))
     state.calls.append(Call('sysctl', ROLE, dict(
-        common, apply=bool(v.get('kernel_params_apply', True)), persist=bool(v.get('kernel_params_persist', True)),
-        fail_on_shadowed=bool(v.get('kernel_params_fail_on_shadowed', True)), mode=mode)))
+        common, apply=flag(v, 'kernel_params_apply', True), persist=flag(v, 'kernel_params_persist', True),
+        fail_on_shadowed=flag(v, 'kernel_params_fail_on_shadowed', True), mode=mode)))
     if absent:
         state.calls.append(Call('sysctl', ROLE, dict(common, params=list(absent), state='absent'), label='sysctl absent'))
+
+
+def _asked_comparisons(comparisons, system):
+    """kernel_params_comparisons as {canonical key: comparison}, each checked."""
+    if not isinstance(comparisons, dict):
+        raise InputError('kernel_params_comparisons must be a dict of name: minimum | maximum | exact (or a list)')
+    asked = {}
+    for name, how in comparisons.items():
+        try:
+            asked[_canonical(name, system, 'kernel_params_comparisons')] = compare.validate(
+                how, 'kernel_params_comparisons %r' % (name,))
+        except compare.ComparisonError as exc:
+            raise InputError(str(exc))
+    return asked
+
+
+def _user_value(key, name, value, asked):
+    """(value, comparison, source) of one kernel_params_settings entry.
+
+    What the user wrote is exact, unless written >=N / <=N or given a comparison in
+    kernel_params_comparisons (both: they must agree); kernel_params_mode never applies.
+    """
+    try:
+        value_text, marked = compare.split_marks(text(value))
+    except compare.ComparisonError as exc:
+        raise InputError('kernel_params_settings %r: %s' % (name, exc))
+    if asked is not None and marked is not None and user_comparison(key, asked) != user_comparison(key, marked):
+        raise InputError('kernel_params_settings %r is written %r but kernel_params_comparisons says %r; '
+                         'say it once' % (name, text(value), asked))
+    how = asked if asked is not None else marked if marked is not None else compare.EXACT
+    how = user_comparison(key, how)
+    if isinstance(how, list) and len(how) != len(value_text.split()):
+        raise InputError('kernel_params_settings %r: %d comparisons for the %d fields of %r'
+                         % (name, len(how), len(value_text.split()), value_text))
+    if isinstance(how, list) and len(set(how)) == 1:
+        how = how[0]
+    return value_text, how, 'kernel_params_settings'
 
 
 def _canonical(name, system, where):

@@ -16,7 +16,7 @@ __metaclass__ = type
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import compare
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import numa
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
-from ansible_collections.dbhost.tuning.plugins.module_utils.state.compile.common import Call, root_of, text
+from ansible_collections.dbhost.tuning.plugins.module_utils.state.compile.common import Call, flag, root_of, text
 
 
 def compile_processor_sets(state, v, facts):
@@ -32,17 +32,17 @@ def compile_processor_sets(state, v, facts):
     mems = v.get('processor_sets_mems')
     args = {'name': v.get('processor_sets_name', 'db'), 'state': v.get('processor_sets_state', 'present'),
             'cpus': cpus if text(cpus) else None, 'mems': mems if mems not in (None, '', []) else None,
-            'exclusive': bool(v.get('processor_sets_exclusive', False)), 'service': service or None,
+            'exclusive': flag(v, 'processor_sets_exclusive', False), 'service': service or None,
             'service_mode': v.get('processor_sets_service_mode', 'auto'),
             'processes': [dict((k, val) for k, val in p.items() if val is not None) for p in processes],
-            'project': project or None, 'persist': bool(v.get('processor_sets_persist', True)),
-            'root': root_of(v, 'processor_sets_root'), 'backup': bool(v.get('processor_sets_backup', False))}
+            'project': project or None, 'persist': flag(v, 'processor_sets_persist', True),
+            'root': root_of(v, 'processor_sets_root'), 'backup': flag(v, 'processor_sets_backup', False)}
     state.add('processor_set', args['name'], text(cpus), compare.EXACT, role, 'processor_sets_cpus')
     state.calls.append(Call('processor_set', role, args))
-    if present and service and v.get('processor_sets_restart_service'):
+    if present and service and flag(v, 'processor_sets_restart_service', False):
         state.restart_services.append({'owner': role, 'service': service, 'when': 'processor_set'})
     node = None
-    if present and v.get('processor_sets_shared_memory'):
+    if present and flag(v, 'processor_sets_shared_memory', False):
         node = _single_node(mems, cpus, facts.get('numa'))
         if node is None:
             raise InputError('processor_sets_shared_memory puts the huge pages on one node, but the set\'s memory is '

@@ -21,7 +21,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import
 from ansible_collections.dbhost.tuning.plugins.module_utils.sizing.profiles import ENGINE_USERS
 from ansible_collections.dbhost.tuning.plugins.module_utils.sizing.shm import ENGINES, shm_settings_from_facts
 from ansible_collections.dbhost.tuning.plugins.module_utils.sizing.units import SizingError
-from ansible_collections.dbhost.tuning.plugins.module_utils.state.compile.common import Call, group_gid, passwd_entry, root_of
+from ansible_collections.dbhost.tuning.plugins.module_utils.state.compile.common import Call, flag, group_gid, passwd_entry, root_of
 
 ROLE = 'shared_memory'
 
@@ -54,7 +54,7 @@ def compile_shared_memory(state, v, facts, numa_node=None):
     root = root_of(v, 'shared_memory_root')
     user, gid = _account(v, system, engine, root)
     comparison = _comparison(v, 'shared_memory_comparison')
-    if v.get('shared_memory_keep_higher') and comparison == compare.EXACT:
+    if flag(v, 'shared_memory_keep_higher', False) and comparison == compare.EXACT:
         # keep_higher (older inventories) never lowers a larger value: that is the minimum rule
         comparison = compare.MINIMUM
     hugepages_comparison = _comparison(v, 'shared_memory_hugepages_comparison')
@@ -66,13 +66,13 @@ def compile_shared_memory(state, v, facts, numa_node=None):
             hugepage_size=v.get('shared_memory_hugepage_size') or None,
             hugepages_cap=v.get('shared_memory_hugepages_cap', '70%'),
             hugepages_margin=v.get('shared_memory_hugepages_margin', '1%'),
-            use_hugepages=bool(v.get('shared_memory_hugepages', True)), numa_node=numa_node,
-            etc_system=bool(v.get('shared_memory_etc_system', False)))
+            use_hugepages=flag(v, 'shared_memory_hugepages', True), numa_node=numa_node,
+            etc_system=flag(v, 'shared_memory_etc_system', False))
     except SizingError as exc:
-        raise InputError('shared_memory: %s' % exc)
+        raise InputError(_as_variables(str(exc)))
     sources = SOURCES[engine]
-    common = dict(root=root, backup=bool(v.get('shared_memory_backup', False)),
-                  fail_on_shadowed=bool(v.get('shared_memory_fail_on_shadowed', True)))
+    common = dict(root=root, backup=flag(v, 'shared_memory_backup', False),
+                  fail_on_shadowed=flag(v, 'shared_memory_fail_on_shadowed', True))
     _kernel_params(state, v, system, shm_settings, comparison, sources, common)
     if system == 'Linux':
         _hugepages(state, v, shm_settings, hugepages_comparison, sources, common)
@@ -81,6 +81,24 @@ def compile_shared_memory(state, v, facts, numa_node=None):
     elif system == 'SunOS':
         _project(state, v, shm_settings, user, sources, dict(root=root, backup=common['backup']))
     return shm_settings
+
+
+# The sizing's argument names (sizing/shm.py, the shm_settings filter) as the role's variables.
+SIZING_NAMES = {'shared_memory': 'shared_memory_size', 'engine': 'shared_memory_engine',
+                'hugepage_size': 'shared_memory_hugepage_size', 'hugepages_cap': 'shared_memory_hugepages_cap',
+                'hugepages_margin': 'shared_memory_hugepages_margin', 'numa_node': 'shared_memory_numa_node',
+                'group_gid': 'shared_memory_group'}
+
+
+def _as_variables(message):
+    """A sizing error worded with the role's variables (shared_memory_size, not the filter's shared_memory)."""
+    name, sep, rest = message.partition(': ')
+    if sep and name in SIZING_NAMES:
+        message = '%s: %s' % (SIZING_NAMES[name], rest)
+    for name, variable in SIZING_NAMES.items():
+        if name != 'shared_memory':
+            message = message.replace('raise %s' % name, 'raise %s' % variable)
+    return message
 
 
 def _account(v, system, engine, root):
@@ -155,7 +173,7 @@ def _memlock(state, v, shm_settings, user, comparison, sources, common):
     if service:
         kwargs.update(service=service, service_limits={'LimitMEMLOCK': limit_memlock})
         state.add('service_limits', '%s LimitMEMLOCK' % service, limit_memlock, comparison, ROLE, sources['memlock'])
-        if v.get('shared_memory_service_restart'):
+        if flag(v, 'shared_memory_service_restart', False):
             state.restart_services.append({'owner': ROLE, 'service': service, 'when': 'limits'})
     state.calls.append(Call('limits', ROLE, kwargs))
 
@@ -171,7 +189,7 @@ def _thp(state, v, common):
             state.add('sysfs', name, value, compare.EXACT, ROLE, THP_SOURCE)
     if attributes:
         state.calls.append(Call('sysfs', ROLE, dict(
-            attributes=attributes, apply=bool(v.get('shared_memory_transparent_hugepage_apply', True)),
+            attributes=attributes, apply=flag(v, 'shared_memory_transparent_hugepage_apply', True),
             tmpfiles_file=v.get('shared_memory_tmpfiles_file') or None, **common)))
 
 

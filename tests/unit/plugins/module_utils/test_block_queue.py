@@ -408,3 +408,12 @@ def test_same_value(actual, desired, same):
 def test_parse_mountinfo_unescapes_spaces():
     text = '36 27 8:17 / /mnt/with\\040space rw - ext4 /dev/sdb1 rw\n'
     assert parse_mountinfo(text) == [('/mnt/with space', '8:17', '/dev/sdb1')]
+
+
+def test_an_existing_path_on_the_root_file_system_selects_the_root_disk(root):
+    os.makedirs(os.path.join(root, 'srv', 'pgdata'))
+    run = plan(root, [{'mount': '/srv/pgdata', 'attributes': {'rq_affinity': 1}}])
+    run.validate()
+    chosen = run.select(Tree(root))
+    assert sorted(chosen) == ['sda']
+    assert chosen['sda']['notes'] == ['selected as mounted at / from sda1 (partition of sda)']

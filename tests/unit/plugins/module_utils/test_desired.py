@@ -90,7 +90,7 @@ def test_compiled_state_per_engine(root, engine, ram, pages, shmmax, memlock, us
 
 def test_two_minimums_merge_to_the_stricter_in_its_owners_file(root):
     state = desired.compile_state(['kernel_params', 'shared_memory'], inputs(
-        root, 'oracle', kernel_params={'kernel_params_settings': {'kernel.shmmni': 32768}}), facts(64 * GIB))
+        root, 'oracle', kernel_params={'kernel_params_settings': {'kernel.shmmni': '>=32768'}}), facts(64 * GIB))
     record = by_key(state)[('sysctl', 'kernel.shmmni')]
     assert record['desired'] == '32768' and record['owner'] == 'kernel_params'
     assert 'stricter minimum wins' in record['source']
@@ -101,11 +101,29 @@ def test_two_minimums_merge_to_the_stricter_in_its_owners_file(root):
 
 def test_the_weaker_minimum_stays_with_the_first_owner(root):
     state = desired.compile_state(['kernel_params', 'shared_memory'], inputs(
-        root, 'oracle', kernel_params={'kernel_params_settings': {'kernel.shmmni': 100}}), facts(64 * GIB))
+        root, 'oracle', kernel_params={'kernel_params_settings': {'kernel.shmmni': '>= 100'}}), facts(64 * GIB))
     record = by_key(state)[('sysctl', 'kernel.shmmni')]
     assert record['desired'] == '4096' and record['owner'] == 'shared_memory'
     calls = dict((c.owner, c.kwargs) for c in state.calls if c.kind == 'sysctl')
     assert 'kernel.shmmni' not in calls['kernel_params']['params']
+
+
+def test_a_users_exact_value_that_meets_the_other_roles_minimum_wins(root):
+    state = desired.compile_state(['kernel_params', 'shared_memory'], inputs(
+        root, 'oracle', kernel_params={'kernel_params_settings': {'kernel.shmmni': 32768}}), facts(64 * GIB))
+    record = by_key(state)[('sysctl', 'kernel.shmmni')]
+    assert (record['desired'], record['comparison'], record['owner']) == ('32768', 'exact', 'kernel_params')
+    assert 'the exact value meets the bound and wins' in record['source']
+    calls = dict((c.owner, c.kwargs) for c in state.calls if c.kind == 'sysctl')
+    assert calls['kernel_params']['comparisons']['kernel.shmmni'] == 'exact'
+    assert 'kernel.shmmni' not in calls['shared_memory']['params']
+
+
+def test_a_users_exact_value_below_the_other_roles_minimum_is_refused(root):
+    with pytest.raises(InputError) as error:
+        desired.compile_state(['kernel_params', 'shared_memory'], inputs(
+            root, 'oracle', kernel_params={'kernel_params_settings': {'kernel.shmmni': 100}}), facts(64 * GIB))
+    assert 'kernel_params wants 100 and shared_memory wants >= 4096' in str(error.value)
 
 
 @pytest.mark.parametrize('comparison, keep_higher, expected', [

@@ -73,6 +73,23 @@ def test_bad_input_in_a_later_plan_touches_nothing(generous_host):
     assert digest(generous_host) == before
 
 
+@pytest.mark.parametrize('role, variables', [
+    ('shared_memory', None),
+    ('kernel_params', {'kernel_params_profile': 'mysql'}),
+    ('block_queue', {'block_queue_devices': [{'name': 'sd*'}]}),
+])
+def test_an_empty_role_root_is_refused_not_taken_for_slash(generous_host, role, variables):
+    before = digest(generous_host)
+    if variables is None:
+        inputs = shared_memory_inputs('')
+    else:
+        inputs = {role: dict(variables, **{'%s_root' % role: ''})}
+    with pytest.raises(Exception) as error:
+        run(generous_host, [role], inputs)
+    assert '%s_root' % role in str(error.value)
+    assert digest(generous_host) == before
+
+
 def test_one_call_checks_two_roles_and_reports_each(generous_host):
     put(generous_host, '/proc/sys/fs/aio-max-nr', '65536\n')
     inputs = shared_memory_inputs(generous_host)

@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from ansible_collections.dbhost.tuning.plugins.doc_fragments.common import ModuleDocFragment
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import options
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.options import SHARED, shared_options
 
 MODULES = os.path.join(os.path.dirname(__file__), '..', '..', '..', '..', 'plugins', 'modules')
@@ -78,3 +79,13 @@ def test_module_takes_what_its_fragments_document(path):
     own = [kw.arg for node in ast.walk(tree) if isinstance(node, ast.Call) and getattr(node.func, 'id', '') == 'dict'
            for kw in node.keywords if kw.arg in SHARED]
     assert own == []
+
+
+def test_infinite_ints_names_each_int_option_holding_infinity():
+    spec = {'pages': {'type': 'list', 'elements': 'dict', 'options': {'count': {'type': 'int'}, 'node': {'type': 'int'}}},
+            'login_port': {'type': 'int'}, 'name': {'type': 'str'}}
+    params = {'pages': [{'count': 16}, {'count': float('inf'), 'node': '-Infinity'}], 'login_port': 5432,
+              'name': 'inf'}
+    assert options.infinite_ints(params, spec) == ['pages[1].count', 'pages[1].node']
+    assert options.infinite_ints({'login_port': float('inf')}, spec) == ['login_port']
+    assert options.infinite_ints({'login_port': 1e308}, spec) == []

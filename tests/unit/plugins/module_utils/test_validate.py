@@ -83,6 +83,16 @@ def test_root_must_be_an_absolute_existing_folder(tmp_path):
         assert str(caught.value).startswith('root: ') and why in str(caught.value)
 
 
+def test_an_empty_root_is_refused_not_taken_for_the_running_system():
+    # An unset variable gives "" (root: "{{ image_root }}"); acting on / instead would tune the host.
+    with pytest.raises(InputError) as caught:
+        validate.check_root('')
+    assert str(caught.value) == 'root: the empty string is not a folder (give / for the running system)'
+    with pytest.raises(InputError) as caught:
+        validate.check_params({'root': ''}, {'root': {'type': 'path'}})
+    assert 'empty string' in str(caught.value)
+
+
 def test_check_params_walks_suboptions_and_paths():
     spec = {'mounts': {'type': 'list', 'elements': 'dict', 'options': {'path': {'type': 'path'},
                                                                        'present': {'type': 'list'}}},

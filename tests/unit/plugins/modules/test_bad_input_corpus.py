@@ -107,7 +107,7 @@ def test_bad_input_fails_naming_the_option_and_touches_nothing(host, run_module,
     for path, text in (case.get('files') or {}).items():
         fake_host.put(host, path, text)
     before = fake_host.digest(host)
-    result = run_module(_module(module), _arguments(module, case, host))
+    result = run_module(_module(module), _arguments(module, case, host), check_mode=bool(case.get('check_mode')))
     assert result.get('failed') is True, result
     message = result['msg']
     for name in case['names']:

@@ -62,9 +62,15 @@ pid=$(systemctl show -p MainPID --value mariadb.service)
 echo "active $(systemctl is-active mariadb.service), mariadbd started $(ps -o lstart= -p "$pid")"
 echo "nr_hugepages $(cat /proc/sys/vm/nr_hugepages)"
 grep -E '^HugePages_(Total|Free|Rsvd)' /proc/meminfo | tr -s ' ' | paste -sd ' '
-awk '/^[0-9a-f]+-[0-9a-f]+ /{size=0} /^Size:/{size=$2} /^KernelPageSize:/{if ($2 == 2048) {n++; huge += size; list = list " " size}} END {print "mariadbd hugetlb mappings:", n + 0, "total_kb", huge + 0, "sizes_kb" list}' /proc/$pid/smaps
-awk '/^[0-9a-f]+-[0-9a-f]+ /{size=0} /^Size:/{size=$2} /^KernelPageSize:/{if ($2 == 4 && size >= 65536) list = list " " size} END {print "mariadbd 4k mappings >= 64M, kb:" list}' /proc/$pid/smaps
-mysql -NBe "SELECT CONCAT('large_pages=', @@large_pages, ' innodb_buffer_pool_size=', @@innodb_buffer_pool_size, ' chunk=', @@innodb_buffer_pool_chunk_size, ' version=', @@version)"
+# mapping sizes (kB) by page size: 2048 kB pages, and 4 kB mappings of 64M or more
+awk '/^[0-9a-f]+-[0-9a-f]+ / { size = 0 }
+     /^Size:/ { size = $2 }
+     /^KernelPageSize:/ && $2 == 2048 { n++; huge += size; list = list " " size }
+     /^KernelPageSize:/ && $2 == 4 && size >= 65536 { small = small " " size }
+     END { print "mariadbd hugetlb mappings:", n + 0, "total_kb", huge + 0, "sizes_kb" list;
+           print "mariadbd 4k mappings >= 64M, kb:" small }' /proc/$pid/smaps
+mysql -NBe "SELECT CONCAT('large_pages=', @@large_pages, ' innodb_buffer_pool_size=', @@innodb_buffer_pool_size,
+                         ' chunk=', @@innodb_buffer_pool_chunk_size, ' version=', @@version)"
 mysql -NBe "SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_pages_total'" | tr '\t' '='
 journalctl -b -u mariadb.service --no-pager -o cat | grep -iE 'large|huge|buffer pool|memory' | tail -n 8 || true
 '''

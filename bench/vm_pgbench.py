@@ -51,8 +51,9 @@ WAL_BASE = {'wal_level': 'minimal', 'max_wal_senders': '0'}
 
 
 def configure(scenario, settings):
-    statements = ';'.join("ALTER SYSTEM SET %s = '%s'" % item for item in sorted(settings.items()))
-    scenario.ssh(['cd / && %s -c "%s" && systemctl restart %s' % (' '.join(PSQL), statements, scenario_module.SERVICE)])
+    # One -c per statement: ALTER SYSTEM cannot run inside the transaction of a multi-statement -c.
+    statements = ' '.join('-c "ALTER SYSTEM SET %s = \'%s\'"' % item for item in sorted(settings.items()))
+    scenario.ssh(['cd / && %s %s && systemctl restart %s' % (' '.join(PSQL), statements, scenario_module.SERVICE)])
     for name, value in settings.items():
         shown = scenario.ssh(['cd / && %s -c "SHOW %s"' % (' '.join(PSQL), name)]).strip()
         if shown != value:

@@ -33,6 +33,8 @@ pytestmark = pytest.mark.usefixtures('linux')
                              'did you mean kernel_params_profile?'),
     ('shared_memory_sise', 'shared_memory_sise is not a variable of the shared_memory role; '
                            'did you mean shared_memory_size?'),
+    ('kernel_params_setings', 'kernel_params_setings is not a variable of the kernel_params role; '
+                              'did you mean kernel_params_settings?'),
     ('block_queue_device', 'block_queue_device is not a variable of the block_queue role; '
                            'did you mean block_queue_devices?'),
     ('dbhost_role', 'dbhost_role is not a variable of any dbhost.tuning role; did you mean dbhost_roles?'),

@@ -16,17 +16,18 @@ __metaclass__ = type
 
 import os
 
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import journal
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import FileChange, PathError, read_text, rooted
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import FileChange, PathError, check_regular, read_text, rooted
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import (
     CHANGED, FAILED, OK, PENDING_REBOOT, Setting, decide_status)
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import systemd
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats.fstab import normalize_path
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.base import Plan
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.mounts.options import (
-    conflicts, conflicts_of, edit_options, matches_absent, option_key, validate_option)
+    conflicts, conflicts_of, edit_options, foreign_options, matches_absent, option_key, validate_option)
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.mounts.platform import PLATFORMS, SunOS
 
 
@@ -183,6 +184,7 @@ class MountOptions(Plan):
     # ---------------------------------------------------------------- persisted and live state
     def read_persisted(self, desired):
         local_file = self._local_file()
+        check_regular(local_file)  # a masked fstab is said as such, not as missing
         text = read_text(local_file)
         if text is None:
             raise InputError('fstab: %s does not exist%s' % (
@@ -258,6 +260,8 @@ class MountOptions(Plan):
             rc, out, err = self.runner(mount.remount_argv)
             if rc != 0:
                 mount.remount_error = (err or out or 'exit status %d' % rc).strip()
+            else:
+                journal.record('remounted %s' % mount.path)
 
         failed = set(mount.entry.index for mount in mounts if mount.remount_error)
         if failed and written:
@@ -312,6 +316,7 @@ class MountOptions(Plan):
         result.add_diff(self.file, persisted.text, done['text'])
         result.warnings.extend(done.get('reload_errors', []))
         for mount in done['mounts']:
+            self._warn_foreign(result, mount)
             for token in mount.present:
                 result.add(self._record(mount, token, True))
             for token in mount.absent:
@@ -319,6 +324,15 @@ class MountOptions(Plan):
         result.extra['mounts'] = [self._summary(mount) for mount in done['mounts']]
         if done['backup_file'] and done['text'] != persisted.text:
             result.extra['backup_file'] = done['backup_file']
+
+    def _warn_foreign(self, result, mount):
+        """Say so when an option asked for belongs to another file system type than the line's."""
+        fstype = mount.live_before.fstype if mount.live_before else mount.entry.fstype
+        for owners, tokens in sorted(foreign_options(fstype, mount.present).items()):
+            several = len(tokens) > 1
+            result.warnings.append('%s: %s %s of %s, not of %s (line %d of %s): the mount may fail or ignore %s'
+                                   % (mount.path, ', '.join(tokens), 'are options' if several else 'is an option',
+                                      owners, fstype, mount.entry.lineno, self.file, 'them' if several else 'it'))
 
     def _group_tokens(self, token, tokens, live=False):
         if tokens is None:

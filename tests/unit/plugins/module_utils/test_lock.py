@@ -170,3 +170,11 @@ def test_journal_lists_puts_back_and_settles():
     assert journal.changes() == ['wrote /etc/a', '/proc/sys/y (1 -> 2)']
     journal.begin()
     assert journal.summary() == 'nothing was changed'
+
+
+def test_host_state_locks_every_roles_root():
+    from ansible_collections.dbhost.tuning.plugins.module_utils.state.host_state import HostState
+    state = HostState(['kernel_params', 'shared_memory', 'direct_io'],
+                      {'kernel_params': {'kernel_params_root': '/mnt/a'}, 'shared_memory': {'shared_memory_root': '/mnt/b'},
+                       'direct_io': {}})
+    assert state.lock_roots() == ['/mnt/a', '/mnt/b', '/']

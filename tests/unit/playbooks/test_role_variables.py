@@ -85,7 +85,7 @@ def test_a_shared_memory_sizing_error_names_the_variable_once():
              'hugepages': {2097152: {'total': 0}}, 'mounts': []}
     with pytest.raises(InputError) as error:
         desired.compile_state(['shared_memory'], {'shared_memory': {
-            'shared_memory_size': '48G', 'shared_memory_user': 'root'}}, facts)
+            'shared_memory_size': '48G', 'shared_memory_user': 'root', 'shared_memory_group': 'root'}}, facts)
     message = str(error.value)
     assert message.startswith('shared_memory_size: 48G is not less than the physical memory')
     assert 'shared_memory: shared_memory' not in message

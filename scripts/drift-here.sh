@@ -27,12 +27,14 @@ install_dir="$DBHOST_CACHE/runtime-collections"
 rm -rf "$build_dir"
 mkdir -p "$build_dir" "$install_dir"
 (cd "$DBHOST_ROOT" && ansible-galaxy collection build --force --output-path "$build_dir" >/dev/null)
-ansible-galaxy collection install --force --no-deps -p "$install_dir" "$build_dir"/dbhost-tuning-*.tar.gz >/dev/null
+# The install folder is the configured collections path before the install, so that
+# ansible-galaxy does not warn that it installs where Ansible will not look.
 export ANSIBLE_COLLECTIONS_PATH="$install_dir"
+ansible-galaxy collection install --force --no-deps -p "$install_dir" "$build_dir"/dbhost-tuning-*.tar.gz >/dev/null
 installed="$install_dir/ansible_collections/dbhost/tuning"
 log "running the drift check from $(basename "$build_dir"/dbhost-tuning-*.tar.gz)"
 
 export ANSIBLE_LOCALHOST_WARNING=false ANSIBLE_INVENTORY_UNPARSED_WARNING=false
-exec "$DBHOST_VENV/bin/python" "$installed/scripts/drift-check" "${report_only[@]}" \
+exec "$DBHOST_VENV/bin/python" "$installed/scripts/drift_check.py" "${report_only[@]}" \
   --playbook "$installed/playbooks/drift.yml" --report-dir "${DBHOST_DRIFT_REPORT_DIR:-$PWD/drift-report}" -- \
   -i "$installed/inventory/this_host.yml" -e "ansible_python_interpreter=$DBHOST_VENV/bin/python" "$@"

@@ -172,7 +172,10 @@ stage_lint() {
   for dir in roles playbooks; do [ -d "$dir" ] && targets+=("$dir/"); done
   [ "${#targets[@]}" -gt 0 ] || { log "no roles/ or playbooks/ to lint"; return 1; }
   # --offline: Galaxy may be unreachable; the collections come from .cache/collections.
-  ansible-lint --offline --profile production "${targets[@]}"
+  # ANSIBLE_HOME in the cache: ansible-lint otherwise resolves dbhost.tuning from a copy
+  # of the collection installed in ~/.ansible/collections by any earlier run, possibly of
+  # another checkout, which may lack a module this one has.
+  ANSIBLE_HOME="$DBHOST_CACHE/lint-home" ansible-lint --offline --profile production "${targets[@]}"
 }
 
 stage_molecule() {

@@ -43,6 +43,7 @@ attributes:
     support: none
     description: Changes nothing, so there is no diff.
   platform:
+    support: full
     platforms: all
     description: Runs on the controller.
 '''

@@ -17,6 +17,9 @@ description:
     C(/etc/vfstab) (SunOS), keeping every other option, field, line, comment and spacing as it was.
   - Knows exclusive options - asking for C(noatime) replaces C(relatime), C(forcedirectio) replaces
     C(noforcedirectio), C(ro) replaces C(rw) - and C(key=value) options, where a new value replaces the old one.
+  - Warns when an option asked for belongs only to another file system type than the line's (VxFS
+    C(mincache=direct) on an ext4 line, ext4 C(data=) on XFS, UFS C(forcedirectio) on Linux); the option is still
+    written as asked.
   - Compares three things for every option - the desired state, the persisted line, and the live mount
     table (C(/proc/self/mountinfo) on Linux, C(/etc/mnttab) on SunOS) - so that an option set by hand
     and lost at the next mount, or written to the file but never applied, shows as drift.
@@ -129,6 +132,8 @@ EXAMPLES = r'''
     present: [forcedirectio]
   when: ansible_facts['system'] == 'SunOS'
 
+# /u02 must be a VxFS file system here: mincache and convosync are VxFS options, and the
+# module warns when an option belongs to another type than the line's (ext4, xfs...).
 - name: Several mounts in one call (one round trip)
   dbhost.tuning.mount_options:
     mounts:

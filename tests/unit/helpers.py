@@ -90,6 +90,11 @@ def server_unavailable(reason):
 ULONG = '18446744073692774399'
 
 
+# What the tree's running kernel says of its base page size (platforms.page_size(root)).
+SMAPS_4K = ('55d0c0a00000-55d0c0a02000 r--p 00000000 08:01 1234 /usr/bin/cat\nSize:                  8 kB\n'
+            'KernelPageSize:        4 kB\nMMUPageSize:           4 kB\n')
+
+
 def generous_oracle_host(root):
     """A Linux tree under ``root`` whose limits all exceed what Oracle asks for a 40 % SGA on 64 GB:
     shmmax and shmall at ULONG_MAX, shmmni 32768, a 30000-page pool, memlock unlimited."""
@@ -99,6 +104,7 @@ def generous_oracle_host(root):
                        ('vm/hugetlb_shm_group', '54322'), ('vm/nr_hugepages', '30000')):
         put(root, '/proc/sys/' + key, value + '\n')
     put(root, '/proc/meminfo', 'MemTotal:       67108864 kB\nMemFree:        20000000 kB\nHugepagesize:       2048 kB\n')
+    put(root, '/proc/self/smaps', SMAPS_4K)
     put(root, '/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages', '30000\n')
     put(root, '/etc/sysctl.d/80-local.conf', 'vm.nr_hugepages = 30000\nvm.hugetlb_shm_group = 54322\n'
                                              'kernel.shmmni = 32768\n')

@@ -23,7 +23,7 @@ import yaml
 SCENARIO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CHECKOUT = os.path.dirname(os.path.dirname(SCENARIO))
 SHARED = os.path.join(SCENARIO, '..', 'shared')
-DRIFT_CHECK = os.path.join(CHECKOUT, 'scripts', 'drift-check')
+DRIFT_CHECK = os.path.join(CHECKOUT, 'scripts', 'drift_check.py')
 INVENTORY = os.path.join(SCENARIO, 'inventory', 'hosts.yml')
 
 with open(os.path.join(SCENARIO, 'molecule.yml')) as _handle:

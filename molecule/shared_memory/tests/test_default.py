@@ -27,7 +27,8 @@ POOL = PAGES * HUGEPAGE
 MEMLOCK_KB = POOL // 1024                       # PostgreSQL: memlock = the huge page pool
 GID = 54322                                     # dbtest, created by prepare
 SHM_FILE = '/etc/sysctl.d/90-dbhost-tuning-shm.conf'
-SHM_HEADER = '# Managed by dbhost.tuning.kernel_params; local edits to these keys are overwritten.'
+SHM_HEADER = ('# Managed by dbhost.tuning.shared_memory (sized by sizing/shm.py); local edits to these '
+              'keys are overwritten.')
 HUGEPAGES_FILE = '/etc/sysctl.d/90-dbhost-tuning-hugepages.conf'
 LIMITS_FILE = '/etc/security/limits.d/90-dbhost-tuning.conf'
 TMPFILES_FILE = '/etc/tmpfiles.d/90-dbhost-tuning-thp.conf'

@@ -54,7 +54,7 @@ def linux_memory(root):
     info = platforms.meminfo(root)
     return {
         'total_bytes': info.get('MemTotal'),
-        'page_size': platforms.page_size(),
+        'page_size': platforms.page_size(root),
         'hugepage_default_bytes': info.get('Hugepagesize'),
     }
 

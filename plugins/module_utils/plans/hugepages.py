@@ -37,6 +37,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import (
     FAILED, UNSUPPORTED, Setting, decide_status)
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import InputError  # noqa: F401 (re-exported)
+from ansible_collections.dbhost.tuning.plugins.module_utils.formats import cmdline
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import sysctl
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import tmpfiles
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.base import Plan
@@ -153,8 +154,12 @@ class HugePages(Plan):
                 pass
         return live
 
-    def _resolver(self, sysctl_text, tmpfiles_text):
-        """pool -> (count, file) that wins at boot, were our two files to hold these texts."""
+    def _resolver(self, sysctl_text, tmpfiles_text, boot_line=None):
+        """pool -> (count, file) that wins at boot, were our two files to hold these texts.
+
+        A pool no file sets is what the next boot's kernel command line allocates, if it
+        allocates that pool (formats/cmdline.py): then the command line is its source.
+        """
         root = self.root
         sysctl_exact, sysctl_globs = sysctl.effective_values(confd.texts_at_boot(
             root, sysctl.boot_files(root, extra=self.sysctl_file), self.sysctl_file, sysctl_text))
@@ -166,8 +171,45 @@ class HugePages(Plan):
                 value, shown = sysctl.winner(sysctl_exact, sysctl_globs, SYSCTL_KEY)
             else:
                 value, shown = tmpfiles.resolve(tmpfiles_exact, tmpfiles_globs, pool.path)
+            if value is None:
+                count = self._cmdline_count(boot_line, pool)
+                if count is not None:
+                    return count, cmdline.label(boot_line)
             return _as_count(value), shown
         return resolve
+
+    def _cmdline_count(self, boot_line, pool):
+        """The pages the next boot's command line allocates for ``pool``, or None."""
+        if boot_line is None:
+            return None
+        try:
+            return boot_line.pool(pool.size_kb, pool.node, self._default_size_kb())
+        except cmdline.CmdlineError:
+            return None
+
+    def _default_size_kb(self):
+        for pool in self.pools:
+            if pool.default_size:
+                return pool.size_kb
+        return None
+
+    def _cmdline_notes(self, boot_line, pool, ours_value, details):
+        """Say where the kernel command line asks something else than what wins at boot."""
+        if boot_line is None:
+            return
+        try:
+            asked = boot_line.pool(pool.size_kb, pool.node, self._default_size_kb())
+            default_kb = boot_line.default_size_kb(self._default_size_kb())
+        except cmdline.CmdlineError as exc:
+            details.append('%s: %s (the kernel ignores it)' % (cmdline.label(boot_line), exc))
+            return
+        if asked is not None and ours_value is not None and asked != ours_value:
+            details.append('conflict: %s allocates %d pages of this pool at boot; %s sets %s after it' % (
+                cmdline.label(boot_line), asked, self._target(pool), ours_value))
+        if pool.by_sysctl and default_kb != pool.size_kb:
+            details.append('conflict: %s sets default_hugepagesz=%dkB: from the next boot %s counts pages '
+                           'of that size, not %dkB' % (cmdline.label(boot_line), default_kb, SYSCTL_KEY,
+                                                       pool.size_kb))
 
     def read_persisted(self, desired):
         """Our two files' paths and texts, and what wins at boot now."""
@@ -175,7 +217,9 @@ class HugePages(Plan):
             return {}
         files = [(shown, rooted(self.root, shown)) for shown in (self.sysctl_file, self.tmpfiles_file)]
         texts = [read_text(local) for shown, local in files]
-        return {'files': files, 'texts': texts, 'resolve': self._resolver(*texts)}
+        boot_line = cmdline.next_boot(self.root)
+        return {'files': files, 'texts': texts, 'cmdline': boot_line,
+                'resolve': self._resolver(texts[0], texts[1], boot_line)}
 
     # ---------------------------------------------------------------- applying
     def _file_changes(self, desired, live, persisted):
@@ -254,7 +298,7 @@ class HugePages(Plan):
             file_changes.append(change)
         return {'live_after': live_after, 'outcome': outcome, 'file_changes': file_changes,
                 'sysctl_changes': sysctl_changes, 'tmpfiles_changes': tmpfiles_changes,
-                'resolve_after': self._resolver(*afters)}
+                'resolve_after': self._resolver(afters[0], afters[1], persisted['cmdline'])}
 
     # ---------------------------------------------------------------- reporting
     def render(self, result, desired, live, persisted, done):
@@ -294,6 +338,9 @@ class HugePages(Plan):
         else:
             live_ok = self._live_state(pool, live, details)
             persisted_ok, shadowed = self._persisted_state(pool, persisted['resolve'], done['resolve_after'], details)
+            after_value, after_file = done['resolve_after'](pool)
+            if self.persist and after_file and not after_file.startswith('the kernel command line'):
+                self._cmdline_notes(persisted['cmdline'], pool, after_value, details)
             status = decide_status(live_ok, persisted_ok, self.check_mode, shadowed=shadowed)
             return Setting(pool.name, target, pool.count, live_now, persisted_now, status,
                            '; '.join(d for d in details if d), comparison=self.comparison)

@@ -138,8 +138,8 @@ class LinuxBackend(object):
     def values_of(self, text):
         return sysctl.values_of(text)
 
-    def render(self, text, changes):
-        return sysctl.render(text, changes, header=HEADER, separator=self.separator)
+    def render(self, text, changes, header=HEADER):
+        return sysctl.render(text, changes, header=header, separator=self.separator)
 
 
 class FreeBSDBackend(LinuxBackend):
@@ -235,7 +235,7 @@ class SunOSBackend(object):
     def values_of(self, text):
         return dict((key, value) for key, (value, dummy) in etc_system.parse(text).items())
 
-    def render(self, text, changes):
+    def render(self, text, changes, header=None):
         return etc_system.render(text, changes)
 
 

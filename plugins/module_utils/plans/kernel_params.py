@@ -125,7 +125,7 @@ class KernelParams(Plan):
 
     def __init__(self, params, state='present', apply=True, persist=True, file=None, mode='exact',
                  root='/', backup=False, fail_on_shadowed=True, check_mode=False, system_name=None,
-                 runner=None, comparisons=None):
+                 runner=None, comparisons=None, header=None):
         self.state = state
         self.apply_live = apply
         self.persist = persist
@@ -139,6 +139,8 @@ class KernelParams(Plan):
         except platforms.UnsupportedPlatform as exc:
             raise InputError(str(exc))
         self.backend = backend_class(self.root, runner)
+        # the first line of a file we create: which module or role manages it
+        self.header = header or HEADER
         self.file = file or self.backend.default_file
         if mode not in compare.COMPARISONS:
             raise InputError('mode: %r is not one of %s' % (mode, ', '.join(compare.COMPARISONS)))
@@ -352,14 +354,14 @@ class KernelParams(Plan):
         live_after = dict(live)
         refused = {}
         text = persisted['text']
-        file_after = self.backend.render(text, changes) if changes else text
+        file_after = self.backend.render(text, changes, self.header) if changes else text
         change = FileChange(persisted['path'], text, file_after, shown_path=self.file)
         # A file that cannot be written fails the run before a live value changes.
         change.check(self.check_mode)
         if not self.check_mode:
             refused = self._write_live(desired, live_targets, changes, live_after)
             # what the kernel refused is not persisted either
-            file_after = self.backend.render(text, changes) if changes else text
+            file_after = self.backend.render(text, changes, self.header) if changes else text
             change = FileChange(persisted['path'], text, file_after, shown_path=self.file)
         self.backup_file = change.commit(module, backup_file=self.backup, check_mode=self.check_mode)
         return {'changes': changes, 'live_targets': live_targets, 'refused': refused, 'live_after': live_after,

@@ -26,6 +26,7 @@ import re
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import confd
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import sysfs
+from ansible_collections.dbhost.tuning.plugins.module_utils.formats import cmdline
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import tmpfiles
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import FileChange, PathError, read_text, rooted
@@ -38,6 +39,8 @@ DEFAULT_TMPFILES_FILE = '/etc/tmpfiles.d/90-dbhost-tuning.conf'
 HEADER = ('# Managed by dbhost.tuning: sysfs attributes that systemd-tmpfiles writes at boot;\n'
           '# local edits to these paths are overwritten.')
 _NUMBER = re.compile(r'^-?[0-9]+\Z')
+# The attribute the kernel command line's transparent_hugepage= sets at boot.
+THP_ENABLED = '/sys/kernel/mm/transparent_hugepage/enabled'
 
 
 def sysfs_path(name):
@@ -180,18 +183,31 @@ class SysfsAttributes(Plan):
             raise InputError('attributes: %s' % '; '.join(problems))
         return live
 
-    def _resolver(self, text):
-        """path -> (value, file) that wins at boot, were our file to hold ``text``."""
+    def _resolver(self, text, boot_line=None):
+        """path -> (value, file) that wins at boot, were our file to hold ``text``.
+
+        THP's mode that no tmpfiles line writes is what the next boot's kernel command line
+        sets (transparent_hugepage=), if it sets it: the command line is then its source.
+        """
         exact, globs = tmpfiles.effective_writes(
             confd.texts_at_boot(self.root, tmpfiles.boot_files(self.root, extra=self.file), self.file, text))
-        return lambda path: tmpfiles.resolve(exact, globs, path)
+
+        def resolve(path):
+            value, shown = tmpfiles.resolve(exact, globs, path)
+            if value is None and shown is None and path == THP_ENABLED and boot_line is not None \
+                    and boot_line.thp() is not None:
+                return boot_line.thp(), cmdline.label(boot_line)
+            return value, shown
+        return resolve
 
     def read_persisted(self, desired):
         if not self.supported:
             return {}
         local = rooted(self.root, self.file)
         text = read_text(local)
-        return {'path': local, 'text': text, 'ours': tmpfiles.write_values(text), 'resolve': self._resolver(text or '')}
+        boot_line = cmdline.next_boot(self.root) if THP_ENABLED in desired else None
+        return {'path': local, 'text': text, 'ours': tmpfiles.write_values(text), 'cmdline': boot_line,
+                'resolve': self._resolver(text or '', boot_line)}
 
     # ---------------------------------------------------------------- applying
     def _plan(self, desired, live, persisted):
@@ -241,7 +257,7 @@ class SysfsAttributes(Plan):
             change = FileChange(persisted['path'], text, file_after, shown_path=self.file)
         self.backup_file = change.commit(module, backup_file=self.backup, check_mode=self.check_mode)
         return {'changes': changes, 'writes': writes, 'refused': refused, 'live_after': live_after,
-                'change': change, 'resolve_after': self._resolver(file_after or '')}
+                'change': change, 'resolve_after': self._resolver(file_after or '', persisted['cmdline'])}
 
     # ---------------------------------------------------------------- reporting
     def render(self, result, desired, live, persisted, done):
@@ -281,12 +297,22 @@ class SysfsAttributes(Plan):
         else:
             details.append('live value not managed (apply=false)')
         persisted_ok, shadowed = self._persisted_state(path, want, persisted['resolve'], done['resolve_after'], details)
+        self._cmdline_conflict(path, persisted.get('cmdline'), done['resolve_after'], details)
         status = decide_status(live_ok, persisted_ok, self.check_mode, shadowed=shadowed)
         if self.choices.get(path):
             details.append('choices: %s' % ' '.join(self.choices[path]))
         if path in done['changes']:
             details.insert(0, '%s %s' % ('would write' if self.check_mode else 'wrote', self.file))
         return Setting(path, target, want, live_now, persisted_now, status, '; '.join(details))
+
+    def _cmdline_conflict(self, path, boot_line, resolve_after, details):
+        """Say so when the kernel command line sets THP's mode to another value than a file writes after it."""
+        if path != THP_ENABLED or boot_line is None or boot_line.thp() is None or not self.persist:
+            return
+        value, shown = resolve_after(path)
+        if shown and shown != cmdline.label(boot_line) and not same_value(boot_line.thp(), value):
+            details.append('conflict: %s sets transparent_hugepage=%s at boot; %s writes %r after it' % (
+                cmdline.label(boot_line), boot_line.thp(), shown, value))
 
     def _persisted_state(self, path, want, resolve_before, resolve_after, details):
         """(persisted_ok, shadowed) of one attribute, its details added to ``details``."""

@@ -19,7 +19,8 @@ ORACLE_LINUX = ('Oracle Database Installation Guide for Linux (19c, 21c, 23ai), 
                 '"Minimum Parameter Settings for Installation"')
 POSTGRESQL_OVERCOMMIT = ('PostgreSQL documentation, "Managing Kernel Resources", '
                          '"Linux Memory Overcommit"')
-MYSQL_AIO = 'MySQL Reference Manual, innodb_use_native_aio (requests are limited by fs.aio-max-nr)'
+MYSQL_AIO = ('MySQL Reference Manual and MariaDB documentation, innodb_use_native_aio '
+             '(asynchronous I/O requests are limited by fs.aio-max-nr)')
 
 MINIMUM, EXACT, MAXIMUM = 'minimum', 'exact', 'maximum'
 # A range (low high): its own rule, see range_comparison().

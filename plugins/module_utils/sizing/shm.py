@@ -41,6 +41,11 @@ SOLARIS_MAX_SEM_IDS = 100
 SOLARIS_MAX_SEM_NSEMS = 256
 SOLARIS_ETC_SYSTEM_SHMMNI = 100
 GIB = 1024 ** 3
+# The most of RAM shared memory may take without huge pages: the MySQL Reference Manual
+# (innodb_buffer_pool_size) puts a dedicated server's buffer pool at up to 80 % of the
+# physical memory; the rest is the kernel's, the page tables' and every other process's.
+# With huge pages the pool's own cap (hugepages_cap, 70 %) applies instead.
+SHARED_MEMORY_CAP = '80%'
 
 
 # ------------------------------------------------------------------ THE sizing
@@ -96,7 +101,7 @@ class ShmHost(object):
 
 def check_inputs(engine, ram_bytes, page_size, shared_memory, hugepage_size=None, group_gid=None,
                  hugepages_cap='70%', use_hugepages=True, system=LINUX, numa_node=None,
-                 supported_hugepage_sizes=None):
+                 supported_hugepage_sizes=None, shared_memory_cap=SHARED_MEMORY_CAP):
     """Every input check of shm_settings(), before any arithmetic that depends on them: a ShmHost."""
     if engine not in ENGINES:
         raise SizingError('engine: %r is not one of %s' % (engine, ', '.join(ENGINES)))
@@ -116,6 +121,8 @@ def check_inputs(engine, ram_bytes, page_size, shared_memory, hugepage_size=None
                           % (human_size(shared_memory_bytes), human_size(ram)))
     cap = parse_share(hugepages_cap, name='hugepages_cap')
     use_hugepages = bool(use_hugepages) and system == LINUX
+    if not use_hugepages:
+        _check_cap(shared_memory_bytes, ram, parse_share(shared_memory_cap, name='shared_memory_cap'))
     hugepage_bytes = None
     if use_hugepages:
         hugepage_bytes = _checked_hugepage_size(hugepage_size, page, supported_hugepage_sizes)
@@ -127,6 +134,17 @@ def check_inputs(engine, ram_bytes, page_size, shared_memory, hugepage_size=None
         raise SizingError('numa_node: %r is not a NUMA node number' % (numa_node,))
     return ShmHost(engine, system, ram, page, shared_memory_bytes, cap, use_hugepages, hugepage_bytes,
                    group_gid, numa_node)
+
+
+def _check_cap(shared_memory_bytes, ram, cap):
+    """Shared memory in standard pages: refused above ``cap`` of RAM (SHARED_MEMORY_CAP)."""
+    cap_bytes = int(cap * ram)
+    if shared_memory_bytes > cap_bytes:
+        raise SizingError(
+            'shared_memory: %s without huge pages is more than the cap of %s%% of RAM (%s of %s); the '
+            'kernel, the page tables and every other process need the rest. Lower the shared memory, '
+            'use huge pages, or raise shared_memory_cap'
+            % (human_size(shared_memory_bytes), percent_text(cap), human_size(cap_bytes), human_size(ram)))
 
 
 def _checked_hugepage_size(hugepage_size, page_size, supported_hugepage_sizes):
@@ -248,13 +266,14 @@ def _linux_kernel_params(host, limits, limits_explain, kernel_params, explain):
     kernel_params['kernel.shmmni'] = limits['shmmni']
     explain['kernel.shmmax'] = limits_explain['shmmax']
     explain['kernel.shmall'] = limits_explain['shmall']
-    explain['kernel.shmmni'] = 'Oracle minimum and Linux default: 4096 segments'
+    explain['kernel.shmmni'] = 'the Linux default SHMMNI, 4096 segments (Oracle\'s minimum too)'
     if host.use_hugepages:
         # Linux Documentation/admin-guide/sysctl/vm.rst, hugetlb_shm_group: the group
         # allowed to create SysV shared memory segments with huge pages (SHM_HUGETLB);
         # MySQL's guide sets it to the mysql group, Oracle's to the oinstall/dba group.
         kernel_params['vm.hugetlb_shm_group'] = host.group_gid
-        explain['vm.hugetlb_shm_group'] = 'gid of the database group'
+        explain['vm.hugetlb_shm_group'] = 'gid of the database group' if host.group_gid else \
+            'gid 0 (the root group), asked by name: only members of that group may create huge page shared memory'
 
 
 def _freebsd_kernel_params(limits, limits_explain, kernel_params, explain):
@@ -353,7 +372,7 @@ def memlock(host, hugepages_bytes, explain):
 def shm_settings(engine, ram_bytes, page_size, shared_memory, hugepage_size=None, group_gid=None,
                  hugepages_cap='70%', hugepages_margin='1%', use_hugepages=True, system=LINUX,
                  numa_node=None, supported_hugepage_sizes=None, current=None, keep_higher=False,
-                 etc_system=False):
+                 etc_system=False, shared_memory_cap=SHARED_MEMORY_CAP):
     """Compute every shared-memory setting for one host and one database.
 
     engine: oracle | postgresql | mysql.  ram_bytes: physical memory (Linux: MemTotal).
@@ -362,6 +381,7 @@ def shm_settings(engine, ram_bytes, page_size, shared_memory, hugepage_size=None
     pool), a size or a percentage of RAM.  hugepage_size: huge page size (Linux; None
     disables huge pages).  group_gid: the database group's gid (vm.hugetlb_shm_group).
     hugepages_cap: most of RAM huge pages may take.  hugepages_margin: extra pages.
+    shared_memory_cap: most of RAM shared memory may take without huge pages.
     current: live values ({key: value}) for keep_higher, which never lowers
     shmmax/shmall/shmmni below them (Oracle's fixup rule).
 
@@ -377,7 +397,8 @@ def shm_settings(engine, ram_bytes, page_size, shared_memory, hugepage_size=None
     """
     host = check_inputs(engine, ram_bytes, page_size, shared_memory, hugepage_size=hugepage_size,
                         group_gid=group_gid, hugepages_cap=hugepages_cap, use_hugepages=use_hugepages,
-                        system=system, numa_node=numa_node, supported_hugepage_sizes=supported_hugepage_sizes)
+                        system=system, numa_node=numa_node, supported_hugepage_sizes=supported_hugepage_sizes,
+                        shared_memory_cap=shared_memory_cap)
     values, explain, kernel_params, project_attributes = {}, {}, {}, {}
     hugepages, hugepages_bytes = hugepage_pool(host, hugepages_margin, values, explain)
     limits, limits_explain = shm_limits(host, hugepages_bytes, current=current, keep_higher=keep_higher)
@@ -412,7 +433,8 @@ def shm_settings(engine, ram_bytes, page_size, shared_memory, hugepage_size=None
 
 def shm_settings_from_facts(facts, engine, shared_memory, group_gid=None, hugepage_size=None, hugepages_cap='70%',
                             hugepages_margin='1%', use_hugepages=True, numa_node=None, keep_higher=False,
-                            etc_system=False, ram_bytes=None, page_size=None, system=None):
+                            etc_system=False, ram_bytes=None, page_size=None, system=None,
+                            shared_memory_cap=SHARED_MEMORY_CAP):
     """shm_settings() for a host described by its ``dbhost`` facts (host_facts' memory, hugepages, shm)."""
     if not isinstance(facts, dict):
         raise SizingError('the input must be the dbhost facts (ansible_facts.dbhost), got %r'
@@ -425,14 +447,17 @@ def shm_settings_from_facts(facts, engine, shared_memory, group_gid=None, hugepa
                           'with dbhost.tuning.host_facts or pass ram_bytes')
     page = page_size if page_size is not None else memory.get('page_size')
     if page is None:
-        raise SizingError('the page size is not in the facts (memory.page_size); pass page_size')
+        raise SizingError('the base page size of the tuned system is not known (memory.page_size): under a root '
+                          'other than /, it is read from <root>/proc/self/smaps or the one <root>/boot/config-*, '
+                          'never from the machine running this; mount its /proc there, or pass page_size')
     if hugepage_size in (None, '', 'default'):
         hugepage_size = memory.get('hugepage_default_bytes')
     return shm_settings(
         engine, ram, page, shared_memory, hugepage_size=hugepage_size, group_gid=group_gid,
         hugepages_cap=hugepages_cap, hugepages_margin=hugepages_margin, use_hugepages=use_hugepages,
         system=system, numa_node=numa_node, supported_hugepage_sizes=_hugepage_sizes(facts),
-        current=facts.get('shm'), keep_higher=keep_higher, etc_system=etc_system)
+        current=facts.get('shm'), keep_higher=keep_higher, etc_system=etc_system,
+        shared_memory_cap=shared_memory_cap)
 
 
 def _hugepage_sizes(facts):

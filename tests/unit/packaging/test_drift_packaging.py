@@ -14,6 +14,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import fnmatch
 import os
 import re
 import shutil
@@ -72,27 +73,40 @@ def test_ee_definition_pins_and_collection():
     assert deps['python_interpreter']['python_path'].endswith('python3.11')
     # The base image is a placeholder, overridden with --build-arg EE_BASE_IMAGE=...
     assert '.invalid/' in ee['images']['base_image']['name']
-    tarball = collection_tarball_name()
-    assert deps['galaxy']['collections'] == [{'name': '/build/collections/' + tarball, 'type': 'file'}]
-    assert ee['additional_build_files'] == [{'src': 'dist/' + tarball, 'dest': 'collections'}]
+    # No version written in the file: the tarball of any version is found by a pattern.
+    with open(EE_FILE) as stream:
+        assert load(os.path.join(CHECKOUT, 'galaxy.yml'))['version'] not in stream.read()
+    assert 'galaxy' not in deps
+    (build_file,) = ee['additional_build_files']
+    assert build_file['dest'] == 'collections'
+    assert fnmatch.fnmatch('dist/' + collection_tarball_name(), build_file['src'])
+    steps = ee['additional_build_steps']['append_final']
+    assert steps[0] == 'COPY _build/collections/ /tmp/dbhost-collections/'
+    assert 'ansible-galaxy collection install' in steps[1] and '/tmp/dbhost-collections/dbhost-tuning-*.tar.gz' in steps[1]
+
+
+def test_the_build_context_is_never_packed_nor_committed():
+    assert 'context' in load(os.path.join(CHECKOUT, 'galaxy.yml'))['build_ignore']
+    with open(os.path.join(CHECKOUT, '.gitignore')) as stream:
+        assert 'context/' in stream.read().split()
 
 
 def test_ee_collection_installs_with_a_working_callback(built_collection, tmp_path):
     tarball = built_collection / collection_tarball_name()
     assert tarball.exists(), os.listdir(str(built_collection))
-    # The galaxy stage of the image: the same requirement, with /build/ where the context is.
-    requirement = load(EE_FILE)['dependencies']['galaxy']
-    requirement['collections'][0]['name'] = str(tarball)
-    requirements = tmp_path / 'requirements.yml'
-    requirements.write_text(yaml.safe_dump(requirement))
+    # The image's install step, with the pattern expanded as its shell does.
+    step = load(EE_FILE)['additional_build_steps']['append_final'][1]
+    pattern = [word for word in step.split() if word.endswith('.tar.gz')][0]
+    (found,) = [name for name in os.listdir(str(built_collection)) if fnmatch.fnmatch(name, os.path.basename(pattern))]
     installed = tmp_path / 'collections'
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(installed))
     env.pop('ANSIBLE_CONFIG', None)
-    done = subprocess.run([tool('ansible-galaxy'), 'collection', 'install', '-r', str(requirements),
-                           '-p', str(installed)], env=env, capture_output=True, text=True, timeout=300, check=False)
+    done = subprocess.run([tool('ansible-galaxy'), 'collection', 'install', '--no-deps', '-p', str(installed),
+                           str(built_collection / found)], env=env, capture_output=True, text=True, timeout=300,
+                          check=False)
     assert done.returncode == 0, done.stdout + done.stderr
     root = installed / 'ansible_collections' / 'dbhost' / 'tuning'
-    for path in ('plugins/callback/drift_report.py', 'scripts/drift-check', 'playbooks/drift.yml'):
+    for path in ('plugins/callback/drift_report.py', 'scripts/drift-check', 'scripts/drift_check.py', 'playbooks/drift.yml'):
         assert (root / path).exists(), path
     # The image's last build step.
     done = subprocess.run([tool('ansible-doc'), '-t', 'callback', 'dbhost.tuning.drift_report'],
@@ -113,6 +127,7 @@ def test_ansible_builder_creates_the_build_context(built_collection):
     assert 'ARG EE_BASE_IMAGE="registry.example.invalid/ee-base:latest"' in containerfile
     assert pin('runtime.txt', 'ansible-core') in containerfile
     assert 'ansible-doc -t callback dbhost.tuning.drift_report' in containerfile
+    assert 'RUN ansible-galaxy collection install --no-deps' in containerfile
     assert (context / 'context' / '_build' / 'collections' / collection_tarball_name()).exists()
 
 
@@ -121,7 +136,7 @@ def test_gitlab_example():
     job = pipeline['drift-check']
     assert [rule['if'] for rule in job['rules']] == ['$CI_PIPELINE_SOURCE == "schedule"', '$CI_PIPELINE_SOURCE == "web"']
     script = ' '.join(job['script'])
-    assert 'python3 "$DBHOST_COLLECTION_DIR/scripts/drift-check"' in script and '--report-dir "$DBHOST_DRIFT_REPORT_DIR"' in script
+    assert 'python3 "$DBHOST_COLLECTION_DIR/scripts/drift_check.py"' in script and '--report-dir "$DBHOST_DRIFT_REPORT_DIR"' in script
     # No allow_failure: any code but 0 fails the job (drift is 3).
     assert 'allow_failure' not in job
     assert job['artifacts']['when'] == 'always'

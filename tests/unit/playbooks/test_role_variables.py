@@ -33,6 +33,8 @@ pytestmark = pytest.mark.usefixtures('linux')
                              'did you mean kernel_params_profile?'),
     ('shared_memory_sise', 'shared_memory_sise is not a variable of the shared_memory role; '
                            'did you mean shared_memory_size?'),
+    ('kernel_params_setings', 'kernel_params_setings is not a variable of the kernel_params role; '
+                              'did you mean kernel_params_settings?'),
     ('block_queue_device', 'block_queue_device is not a variable of the block_queue role; '
                            'did you mean block_queue_devices?'),
     ('dbhost_role', 'dbhost_role is not a variable of any dbhost.tuning role; did you mean dbhost_roles?'),
@@ -83,7 +85,7 @@ def test_a_shared_memory_sizing_error_names_the_variable_once():
              'hugepages': {2097152: {'total': 0}}, 'mounts': []}
     with pytest.raises(InputError) as error:
         desired.compile_state(['shared_memory'], {'shared_memory': {
-            'shared_memory_size': '48G', 'shared_memory_user': 'root'}}, facts)
+            'shared_memory_size': '48G', 'shared_memory_user': 'root', 'shared_memory_group': 'root'}}, facts)
     message = str(error.value)
     assert message.startswith('shared_memory_size: 48G is not less than the physical memory')
     assert 'shared_memory: shared_memory' not in message

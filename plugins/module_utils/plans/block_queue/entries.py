@@ -16,6 +16,7 @@ __metaclass__ = type
 import re
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import compare
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import udev
 
@@ -91,6 +92,22 @@ def normalize_wwn(value):
         if value.startswith(prefix):
             return value[len(prefix):]
     return value
+
+
+def meets(actual, desired, how=None):
+    """same_value, or for a number under a bound (``minimum``/``maximum``) the bound met."""
+    if how in (None, compare.EXACT) or actual is None or desired is None or \
+            not (INTEGER.match(str(actual).strip()) and INTEGER.match(str(desired).strip())):
+        return same_value(actual, desired)
+    return compare.satisfies(str(actual).strip(), str(desired).strip(), how)
+
+
+def to_persist(desired, grants, how=None):
+    """The value a rule gets: a bound keeps the most any of ``grants`` (live, the rule now) already gives."""
+    if how in (None, compare.EXACT) or not INTEGER.match(str(desired).strip()):
+        return desired
+    usable = [str(g).strip() for g in grants if g is not None and INTEGER.match(str(g).strip())]
+    return int(compare.combine(str(desired).strip(), usable, how))
 
 
 def same_value(actual, desired):

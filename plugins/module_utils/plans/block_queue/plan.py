@@ -19,6 +19,7 @@ __metaclass__ = type
 import fnmatch
 import os
 
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import compare
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import sysfs
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate
@@ -29,7 +30,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.formats import udev
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.base import Plan
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.block_queue.devices import Tree
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.block_queue.entries import (
-    ALLOWED_VALUES, INTEGER, Entry, same_value)
+    ALLOWED_VALUES, INTEGER, Entry, meets, to_persist)
 
 DEFAULT_FILE = '/etc/udev/rules.d/61-dbhost-tuning.rules'
 HEADER = ('# Managed by dbhost.tuning.block_queue: block queue attributes of selected devices.\n'
@@ -80,8 +81,10 @@ class BlockQueue(Plan):
 
     def __init__(self, devices, apply=True, persist=True, file=None, root='/', allow_empty=False,
                  reload=True, trigger=False, backup=False, check_mode=False, system_name=None,
-                 runner=None, bin_path=None, writer=None):
+                 runner=None, bin_path=None, writer=None, comparisons=None):
         self.raw_devices = devices
+        # {attribute: minimum | maximum | exact}: how a numeric attribute's value is met
+        self.comparisons = comparisons or {}
         self.apply_live = apply
         self.persist = persist
         self.file = file or DEFAULT_FILE
@@ -113,6 +116,9 @@ class BlockQueue(Plan):
             raise InputError('file %r is not read by udev: use a *.rules file in %s'
                              % (self.file, ' or '.join(udev.RULES_DIRS[:3])))
         self.entries = [Entry(index, raw, self.allow_empty) for index, raw in enumerate(self.raw_devices)]
+        for name, how in self.comparisons.items():
+            if how not in compare.COMPARISONS:
+                raise InputError('comparisons %r: %r is not one of %s' % (name, how, ', '.join(compare.COMPARISONS)))
 
     def desired(self):
         try:
@@ -222,7 +228,7 @@ class BlockQueue(Plan):
     # ---------------------------------------------------------------- values
     def check_values(self, tree, chosen):
         """Refuse, before any write, values that a device does not accept."""
-        page_kb = max(platforms.page_size() // 1024, 1)
+        page_kb = max((platforms.page_size(self.root) or platforms.MIN_PAGE_SIZE) // 1024, 1)
         for disk in sorted(chosen):
             device = tree.device(disk)
             for name, value in sorted(chosen[disk]['attributes'].items()):
@@ -312,10 +318,10 @@ class BlockQueue(Plan):
                 'backup_file': None}
         if self.apply_live and not self.check_mode:
             # A rules file that cannot be written fails the run before a queue value changes.
-            FileChange(persisted['file'], persisted['text'], self._rules_after(desired, persisted, {}),
+            FileChange(persisted['file'], persisted['text'], self._rules_after(desired, persisted, {}, done['before']),
                        shown_path=self.file).check()
             self._write_live(desired, done)
-        after_text = self._rules_after(desired, persisted, done['refused'])
+        after_text = self._rules_after(desired, persisted, done['refused'], done['before'])
         change = done['change'] = FileChange(persisted['file'], persisted['text'], after_text, shown_path=self.file)
         done['backup_file'] = self.backup_file = change.commit(module, backup_file=self.backup,
                                                                check_mode=self.check_mode)
@@ -332,7 +338,7 @@ class BlockQueue(Plan):
                 path = device.attribute(name)
                 # Read again right before writing: a scheduler switch changes nr_requests.
                 current = done['before'][(disk, name)] = sysfs.read_value(path)
-                if not same_value(current, want):
+                if not meets(current, want, self.comparisons.get(name)):
                     done['written'][(disk, name)] = current
                     try:
                         self.writer(path, want)
@@ -340,14 +346,18 @@ class BlockQueue(Plan):
                         done['refused'][(disk, name)] = str(exc)
                 done['after'][(disk, name)] = sysfs.read_value(path)
 
-    def _rules_after(self, desired, persisted, refused):
+    def _rules_after(self, desired, persisted, refused, live_before):
         """The rules file's text with every value the kernel did not refuse."""
         before_text = persisted['text']
         lines = udev.parse(before_text)
         if self.persist:
             persist_values = {}
             for disk in sorted(desired.chosen):
-                wanted = dict((name, value) for name, value in desired.chosen[disk]['attributes'].items()
+                # a bound keeps a larger (smaller) value the rule or the live device already has
+                wanted = dict((name, to_persist(value, [live_before.get((disk, name)),
+                                                        persisted['values'][disk].get(name)],
+                                                self.comparisons.get(name)))
+                              for name, value in desired.chosen[disk]['attributes'].items()
                               if (disk, name) not in refused)
                 shared = desired.keys[disk][3]
                 if wanted:
@@ -431,19 +441,21 @@ class BlockQueue(Plan):
         if (disk, name) in done['refused']:
             details.append('the kernel refused %r: %s; not persisted' % (want, done['refused'][(disk, name)]))
             return Setting(record_name, target, want, live_now, persisted_now, FAILED, '; '.join(details))
-        live_ok = same_value(before, want) if self.apply_live else None
+        how = self.comparisons.get(name)
+        live_ok = meets(before, want, how) if self.apply_live else None
         if self.apply_live and not self.check_mode and (disk, name) in done['written']:
-            if not same_value(after, want):
+            if not meets(after, want, how):
                 details.append('wrote %r but %s reads back %r' % (want, disk, after))
                 return Setting(record_name, target, want, live_now, persisted_now, FAILED, '; '.join(details))
             details.append('was %r' % done['written'][(disk, name)])
-        persisted_ok = same_value(persisted_before.get(name), want) if self.persist else None
+        persisted_ok = meets(persisted_before.get(name), want, how) if self.persist else None
         if self.persist and not persisted_ok:
             details.append('%s %s' % ('would write' if self.check_mode else 'wrote', self.file))
             if done['change'].needed and done['reload']:
                 details.append(done['reload']['detail'])
         status = decide_status(live_ok, persisted_ok, self.check_mode)
-        return Setting(record_name, target, want, live_now, persisted_now, status, '; '.join(details))
+        return Setting(record_name, target, want, live_now, persisted_now, status, '; '.join(details),
+                       comparison=how or compare.EXACT)
 
     def _render_unsupported(self, result, system):
         why = UNSUPPORTED_WHY[system]

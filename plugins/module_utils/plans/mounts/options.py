@@ -157,3 +157,35 @@ def edit_options(tokens, present, absent):
     for unwanted in absent:
         new = [have for have in new if not matches_absent(unwanted, have)]
     return new
+
+
+# Options that only some file system types know (mount(8) per type, mount_ufs(1M),
+# mount_vxfs(1M)): on another type's line the mount fails or the option is ignored.
+# Generic options (noatime, sync, ...) are in no entry and never reported.
+OWN_OPTIONS = {
+    'vxfs': ('mincache', 'convosync', 'qio', 'noqio', 'cio', 'delaylog', 'tmplog', 'blkclear', 'datainlog',
+             'nodatainlog', 'largefiles', 'nolargefiles'),
+    'ufs': ('forcedirectio', 'noforcedirectio', 'logging', 'nologging', 'largefiles', 'nolargefiles', 'onerror',
+            'dfratime', 'nodfratime'),
+    'ext4': ('data', 'journal_checksum', 'nojournal_checksum', 'journal_async_commit', 'delalloc', 'nodelalloc',
+             'dioread_nolock', 'dioread_lock', 'auto_da_alloc', 'noauto_da_alloc', 'commit', 'stripe',
+             'journal_ioprio', 'block_validity', 'noblock_validity', 'init_itable', 'noinit_itable'),
+    'xfs': ('inode32', 'inode64', 'logbufs', 'logbsize', 'allocsize', 'largeio', 'nolargeio', 'ikeep', 'noikeep',
+            'attr2', 'noattr2', 'swalloc', 'sunit', 'swidth', 'nouuid', 'logdev', 'rtdev', 'filestreams'),
+}
+# Types that take the options of another entry (ext3 journals like ext4).
+SAME_OPTIONS_AS = {'ext3': 'ext4'}
+
+
+def foreign_options(fstype, tokens):
+    """{type: [tokens]} of ``tokens`` that belong only to other file system types than ``fstype``;
+    empty when the type is not known (auto, none, or missing)."""
+    fstype = SAME_OPTIONS_AS.get(fstype, fstype)
+    if not fstype or fstype in ('auto', 'none', '-'):
+        return {}
+    found = {}
+    for token in tokens:
+        owners = sorted(kind for kind, keys in OWN_OPTIONS.items() if option_key(token) in keys)
+        if owners and fstype not in owners:
+            found.setdefault(' or '.join(owners), []).append(token)
+    return found

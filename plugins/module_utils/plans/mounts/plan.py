@@ -27,7 +27,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.formats import syste
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats.fstab import normalize_path
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.base import Plan
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.mounts.options import (
-    conflicts, conflicts_of, edit_options, matches_absent, option_key, validate_option)
+    conflicts, conflicts_of, edit_options, foreign_options, matches_absent, option_key, validate_option)
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.mounts.platform import PLATFORMS, SunOS
 
 
@@ -316,6 +316,7 @@ class MountOptions(Plan):
         result.add_diff(self.file, persisted.text, done['text'])
         result.warnings.extend(done.get('reload_errors', []))
         for mount in done['mounts']:
+            self._warn_foreign(result, mount)
             for token in mount.present:
                 result.add(self._record(mount, token, True))
             for token in mount.absent:
@@ -323,6 +324,15 @@ class MountOptions(Plan):
         result.extra['mounts'] = [self._summary(mount) for mount in done['mounts']]
         if done['backup_file'] and done['text'] != persisted.text:
             result.extra['backup_file'] = done['backup_file']
+
+    def _warn_foreign(self, result, mount):
+        """Say so when an option asked for belongs to another file system type than the line's."""
+        fstype = mount.live_before.fstype if mount.live_before else mount.entry.fstype
+        for owners, tokens in sorted(foreign_options(fstype, mount.present).items()):
+            several = len(tokens) > 1
+            result.warnings.append('%s: %s %s of %s, not of %s (line %d of %s): the mount may fail or ignore %s'
+                                   % (mount.path, ', '.join(tokens), 'are options' if several else 'is an option',
+                                      owners, fstype, mount.entry.lineno, self.file, 'them' if several else 'it'))
 
     def _group_tokens(self, token, tokens, live=False):
         if tokens is None:

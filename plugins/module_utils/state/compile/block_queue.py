@@ -16,10 +16,31 @@ __metaclass__ = type
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import compare
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
+from ansible_collections.dbhost.tuning.plugins.module_utils.sizing.profiles import READ_AHEAD_RULES
 from ansible_collections.dbhost.tuning.plugins.module_utils.state.compile.common import Call, flag, root_of, text, to_flag
 
 
 SELECTOR_KEYS = ('name', 'wwn', 'serial', 'model', 'vendor', 'mount', 'rotational', 'slaves', 'allow_empty')
+
+
+def read_ahead_rule(v):
+    """(read_ahead_kb, comparison, source) of the workload: its rule from sizing/profiles.py
+    READ_AHEAD_RULES (dss: at least, a larger read-ahead is kept; oltp: at most), unless the
+    value is written with a mark (``=4096`` exact, ``>=``, ``<=``)."""
+    workload = v.get('block_queue_workload', 'oltp')
+    read_ahead = v.get('block_queue_read_ahead_kb') or {'oltp': 128, 'dss': 4096}
+    if workload not in read_ahead:
+        raise InputError('block_queue_workload: %r is not one of %s' % (workload, ', '.join(sorted(read_ahead))))
+    try:
+        value, marked = compare.split_marks(text(read_ahead[workload]))
+    except compare.ComparisonError as exc:
+        raise InputError('block_queue_read_ahead_kb %s: %s' % (workload, exc))
+    rule, source = READ_AHEAD_RULES.get(workload, (compare.EXACT, 'block_queue_read_ahead_kb'))
+    if marked is not None:
+        rule, source = marked, 'block_queue_read_ahead_kb %s, as written' % workload
+    if isinstance(rule, list):
+        rule = rule[0]
+    return int(value) if value.isdigit() else value, (rule, source)
 
 
 def block_queue_devices(v):
@@ -30,10 +51,8 @@ def block_queue_devices(v):
     device as an empty selection).  ``defaults: false`` takes the item's attributes only.
     """
     workload = v.get('block_queue_workload', 'oltp')
-    read_ahead = v.get('block_queue_read_ahead_kb') or {'oltp': 128, 'dss': 4096}
-    if workload not in read_ahead:
-        raise InputError('block_queue_workload: %r is not one of %s' % (workload, ', '.join(sorted(read_ahead))))
-    common = {'rq_affinity': v.get('block_queue_rq_affinity', 1), 'read_ahead_kb': read_ahead[workload]}
+    read_ahead_kb, dummy = read_ahead_rule(v)
+    common = {'rq_affinity': v.get('block_queue_rq_affinity', 1), 'read_ahead_kb': read_ahead_kb}
     schedulers = {False: v.get('block_queue_scheduler_nonrotational', 'none'),
                   True: v.get('block_queue_scheduler_rotational', 'mq-deadline')}
     out = []
@@ -81,17 +100,23 @@ def compile_block_queue(state, v, facts):
     devices = block_queue_devices(v)
     if not devices:
         return
+    dummy, (rule, rule_source) = read_ahead_rule(v)
+    # an item's own read_ahead_kb is the user's value: exact, for every device then
+    own = any('read_ahead_kb' in (item.get('attributes') or {}) for item in v.get('block_queue_devices') or []
+              if isinstance(item, dict))
+    comparisons = {} if own or rule == compare.EXACT else {'read_ahead_kb': rule}
     for index, device in enumerate(devices):
         label = ','.join(text(device.get(k)) for k in ('name', 'wwn', 'serial', 'model', 'vendor', 'mount')
                          if k in device) or 'devices[%d]' % index
         if 'rotational' in device:
             label += ' (%s)' % ('rotational' if device['rotational'] else 'non-rotational')
         for name, value in sorted(device['attributes'].items()):
-            state.add('block_queue', '%s %s' % (label, name), text(value), compare.EXACT, role,
+            state.add('block_queue', '%s %s' % (label, name), text(value), comparisons.get(name, compare.EXACT), role,
+                      rule_source if name in comparisons else
                       'block_queue_devices[%d] and the role defaults (rq_affinity: Linux block queue documentation)'
                       % index)
     state.calls.append(Call('block_queue', role, dict(
         devices=devices, apply=flag(v, 'block_queue_apply', True), persist=flag(v, 'block_queue_persist', True),
         file=v.get('block_queue_rules_file') or None, allow_empty=flag(v, 'block_queue_allow_empty', False),
         reload=flag(v, 'block_queue_reload', True), trigger=flag(v, 'block_queue_trigger', False),
-        backup=flag(v, 'block_queue_backup', False), root=root_of(v, 'block_queue_root'))))
+        backup=flag(v, 'block_queue_backup', False), root=root_of(v, 'block_queue_root'), comparisons=comparisons)))

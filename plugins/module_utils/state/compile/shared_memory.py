@@ -19,7 +19,8 @@ __metaclass__ = type
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import compare
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
 from ansible_collections.dbhost.tuning.plugins.module_utils.sizing.profiles import ENGINE_USERS
-from ansible_collections.dbhost.tuning.plugins.module_utils.sizing.shm import ENGINES, shm_settings_from_facts
+from ansible_collections.dbhost.tuning.plugins.module_utils.sizing.shm import (
+    ENGINES, SHARED_MEMORY_CAP, shm_settings_from_facts)
 from ansible_collections.dbhost.tuning.plugins.module_utils.sizing.units import SizingError
 from ansible_collections.dbhost.tuning.plugins.module_utils.state.compile.common import Call, flag, group_gid, passwd_entry, root_of
 
@@ -30,13 +31,18 @@ ORACLE_SHM = 'Oracle Database Installation Guide for Linux, "Minimum Parameter S
 ORACLE_HUGEPAGES = 'Oracle Database Installation Guide for Linux, "Configuring HugePages on Linux"'
 ORACLE_MEMLOCK = 'Oracle Database Installation Guide for Linux, "Checking Resource Limits" (memlock at least 90% of RAM)'
 POSTGRESQL_SHM = 'PostgreSQL documentation, "Managing Kernel Resources"'
-MYSQL_LARGE_PAGES = 'MySQL Reference Manual, "Enabling Large Page Support"'
+MYSQL_LARGE_PAGES = ('MySQL Reference Manual, "Enabling Large Page Support"; MariaDB documentation, '
+                     'system variable large_pages')
+MYSQL_SHM = ('MySQL Reference Manual, "Enabling Large Page Support" (kernel.shmmax, kernel.shmall); MariaDB '
+             'documentation, system variable large_pages')
 THP_SOURCE = 'the database vendors\' advice on transparent huge pages (shared_memory_transparent_hugepage)'
 SOURCES = {
     'oracle': {'shm': ORACLE_SHM, 'hugepages': ORACLE_HUGEPAGES, 'memlock': ORACLE_MEMLOCK},
     'postgresql': {'shm': POSTGRESQL_SHM, 'hugepages': POSTGRESQL_SHM, 'memlock': POSTGRESQL_SHM},
-    'mysql': {'shm': ORACLE_SHM, 'hugepages': MYSQL_LARGE_PAGES, 'memlock': MYSQL_LARGE_PAGES},
+    'mysql': {'shm': MYSQL_SHM, 'hugepages': MYSQL_LARGE_PAGES, 'memlock': MYSQL_LARGE_PAGES},
 }
+SYSCTL_HEADER = ('# Managed by dbhost.tuning.shared_memory (sized by sizing/shm.py); local edits to these '
+                 'keys are overwritten.')
 SYSCTL_FILES = {'Linux': '/etc/sysctl.d/90-dbhost-tuning-shm.conf', 'FreeBSD': '/etc/sysctl.conf', 'SunOS': '/etc/system'}
 
 
@@ -52,12 +58,18 @@ def compile_shared_memory(state, v, facts, numa_node=None):
     if shared_memory_size in (None, ''):
         raise InputError('shared_memory_size must be set: the database\'s shared memory (48G, 40%...)')
     root = root_of(v, 'shared_memory_root')
-    user, gid = _account(v, system, engine, root)
+    use_hugepages = flag(v, 'shared_memory_hugepages', True)
+    user, gid = _account(v, system, engine, root, use_hugepages)
     comparison = _comparison(v, 'shared_memory_comparison')
-    if flag(v, 'shared_memory_keep_higher', False) and comparison == compare.EXACT:
+    keep_higher = flag(v, 'shared_memory_keep_higher', False)
+    if keep_higher and comparison == compare.EXACT:
         # keep_higher (older inventories) never lowers a larger value: that is the minimum rule
         comparison = compare.MINIMUM
     hugepages_comparison = _comparison(v, 'shared_memory_hugepages_comparison')
+    if keep_higher and hugepages_comparison == compare.EXACT and use_hugepages and system == 'Linux':
+        raise InputError('shared_memory_hugepages_comparison: exact shrinks a larger huge page pool, and '
+                         'shared_memory_keep_higher: true asks never to lower what the host has; they contradict '
+                         'each other: drop one (minimum keeps a larger pool)')
     if numa_node is None:
         numa_node = v.get('shared_memory_numa_node')
     try:
@@ -66,8 +78,9 @@ def compile_shared_memory(state, v, facts, numa_node=None):
             hugepage_size=v.get('shared_memory_hugepage_size') or None,
             hugepages_cap=v.get('shared_memory_hugepages_cap', '70%'),
             hugepages_margin=v.get('shared_memory_hugepages_margin', '1%'),
-            use_hugepages=flag(v, 'shared_memory_hugepages', True), numa_node=numa_node,
-            etc_system=flag(v, 'shared_memory_etc_system', False))
+            use_hugepages=use_hugepages, numa_node=numa_node,
+            etc_system=flag(v, 'shared_memory_etc_system', False),
+            shared_memory_cap=v.get('shared_memory_cap', SHARED_MEMORY_CAP))
     except SizingError as exc:
         raise InputError(_as_variables(str(exc)))
     sources = SOURCES[engine]
@@ -101,8 +114,13 @@ def _as_variables(message):
     return message
 
 
-def _account(v, system, engine, root):
-    """The database user and the gid for vm.hugetlb_shm_group (None on FreeBSD), refused if unknown."""
+def _account(v, system, engine, root, use_hugepages=True):
+    """The database user and the gid for vm.hugetlb_shm_group (None on FreeBSD), refused if unknown.
+
+    A gid of 0 (the user's primary group is root's) is refused unless shared_memory_group
+    names that group: vm.hugetlb_shm_group 0 lets no unprivileged user create huge page
+    shared memory, so it is taken only when asked for by name.
+    """
     user = v.get('shared_memory_user') or ENGINE_USERS[engine]
     group = v.get('shared_memory_group') or ''
     gid = None
@@ -116,6 +134,11 @@ def _account(v, system, engine, root):
             gid = group_gid(root, group)
             if gid is None:
                 raise InputError('shared_memory_group %r does not exist on this host' % (group,))
+        elif gid == 0 and system == 'Linux' and use_hugepages:
+            raise InputError('shared_memory_user %r has gid 0 (root\'s group) as its primary group: '
+                             'vm.hugetlb_shm_group 0 lets no database user create huge page shared memory. '
+                             'Set shared_memory_group to the database\'s group (or to the gid 0 group by '
+                             'name, to ask for it)' % (user,))
     return user, gid
 
 
@@ -138,7 +161,8 @@ def _kernel_params(state, v, system, shm_settings, comparison, sources, common):
         sysctl_file = v.get('shared_memory_sysctl_file') or sysctl_file
     if params:
         state.calls.append(Call('sysctl', ROLE, dict(file=sysctl_file, root=common['root'], backup=common['backup'],
-                                                     mode=compare.EXACT, fail_on_shadowed=common['fail_on_shadowed'])))
+                                                     mode=compare.EXACT, fail_on_shadowed=common['fail_on_shadowed'],
+                                                     header=SYSCTL_HEADER)))
 
 
 def _hugepages(state, v, shm_settings, hugepages_comparison, sources, common):

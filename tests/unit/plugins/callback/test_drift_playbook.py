@@ -27,6 +27,7 @@ import xmlschema
 CHECKOUT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..', '..'))
 FIXTURES = os.path.join(CHECKOUT, 'tests', 'unit', 'fixtures', 'drift')
 DRIFT_CHECK = os.path.join(CHECKOUT, 'scripts', 'drift-check')
+DRIFT_CHECK_PY = os.path.join(CHECKOUT, 'scripts', 'drift_check.py')
 BIN = os.path.dirname(sys.executable)
 ANSIBLE_PLAYBOOK = os.path.join(BIN, 'ansible-playbook')
 
@@ -61,7 +62,7 @@ PLAYBOOK = textwrap.dedent('''\
 
 
 def load_drift_check():
-    loader = importlib.machinery.SourceFileLoader('drift_check', DRIFT_CHECK)
+    loader = importlib.machinery.SourceFileLoader('drift_check', DRIFT_CHECK_PY)
     spec = importlib.util.spec_from_loader('drift_check', loader)
     module = importlib.util.module_from_spec(spec)
     loader.exec_module(module)
@@ -254,9 +255,19 @@ def test_from_report_of_no_host_is_no_hosts(tmp_path, capsys):
     assert 'checked no host; exit 5' in capsys.readouterr().err
 
 
-def test_drift_check_runs_with_python3_from_path():
+def test_drift_check_runs_python3_from_path(lab, tmp_path):
+    # Plain Debian has python3 and no python: the wrapper runs python3 from PATH.
     with open(DRIFT_CHECK) as stream:
-        assert stream.readline() == '#!/usr/bin/env python3\n'
+        assert stream.readline() == '#!/usr/bin/env bash\n'
+    bin_dir = tmp_path / 'bin'
+    bin_dir.mkdir()
+    os.symlink(sys.executable, str(bin_dir / 'python3'))
+    env = dict(lab['env'], PATH=str(bin_dir) + os.pathsep + '/usr/bin:/bin')
+    report = tmp_path / 'drift.json'
+    report.write_text(json.dumps({'summary': {'state': 'clean', 'hosts': 1, 'clean': 1}, 'hosts': {'db1': {}}}))
+    done = subprocess.run([DRIFT_CHECK, '--from-report', str(report)], env=env, capture_output=True, text=True,
+                          timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
 
 
 def test_drift_check_bad_usage_is_no_verdict(lab):

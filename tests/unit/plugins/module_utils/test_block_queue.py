@@ -32,7 +32,7 @@ def _cases(name):
 
 @pytest.fixture(autouse=True)
 def four_k_pages(monkeypatch):
-    monkeypatch.setattr(platforms, 'page_size', lambda: 4096)
+    monkeypatch.setattr(platforms, 'page_size', lambda root='/': 4096)
 
 
 @pytest.fixture

@@ -39,6 +39,7 @@ FILES = {
     '/proc/sys/net/core/rmem_max': '212992\n',
     '/proc/meminfo': ('MemTotal:       16384000 kB\nMemFree:         8000000 kB\nMemAvailable:   12000000 kB\n'
                       'HugePages_Total:       0\nHugepagesize:       2048 kB\n'),
+    '/proc/self/smaps': 'KernelPageSize:        4 kB\nMMUPageSize:           4 kB\n',
     '/etc/sysctl.d/10-local.conf': '# local settings\nvm.swappiness = 60\n',
     '/usr/lib/sysctl.d/50-default.conf': '# vendor\nkernel.panic_on_oops = 0\n',
     HUGE_2M + '/nr_hugepages': '0\n',

@@ -43,7 +43,7 @@ pytestmark = pytest.mark.usefixtures('linux')
 @pytest.fixture(autouse=True)
 def kernel_stub(monkeypatch):
     """4 KiB pages, and no write reaches a sysfs file."""
-    monkeypatch.setattr(platforms, 'page_size', lambda: 4096)
+    monkeypatch.setattr(platforms, 'page_size', lambda root='/': 4096)
 
     def no_kernel_write(path, value):
         raise AssertionError('bad input reached a sysfs write of %s' % path)

@@ -18,7 +18,7 @@ from ansible_collections.dbhost.tuning.tests.unit.fixtures.block import fake_sys
 
 @pytest.fixture(autouse=True)
 def linux_kernel(linux, monkeypatch):
-    monkeypatch.setattr(platforms, 'page_size', lambda: 4096)
+    monkeypatch.setattr(platforms, 'page_size', lambda root='/': 4096)
     kernel = fake_sysfs.FakeKernel(refuse={'nr_requests': 1023})
     monkeypatch.setattr(sysfs, 'write_value', kernel)
     return kernel

@@ -49,7 +49,7 @@ IDS = ['%s:%s' % (module, path.rsplit('/', 1)[-1]) for module, path in CASES]
 @pytest.fixture(autouse=True)
 def linux(monkeypatch):
     monkeypatch.setattr(platforms, 'system', lambda: 'Linux')
-    monkeypatch.setattr(platforms, 'page_size', lambda: 4096)
+    monkeypatch.setattr(platforms, 'page_size', lambda root='/': 4096)
 
 
 @pytest.fixture

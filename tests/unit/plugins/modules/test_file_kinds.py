@@ -61,7 +61,7 @@ TARGETS = [(module, path) for module, changes, path in BACKED_UP if not changes]
 @pytest.fixture(autouse=True)
 def linux(monkeypatch):
     monkeypatch.setattr(platforms, 'system', lambda: 'Linux')
-    monkeypatch.setattr(platforms, 'page_size', lambda: 4096)
+    monkeypatch.setattr(platforms, 'page_size', lambda root='/': 4096)
 
 
 @pytest.fixture

@@ -1,0 +1,216 @@
+# -*- coding: utf-8 -*-
+# Copyright: contributors to dbhost.tuning
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Internal to dbhost.tuning: the kernel command line, running and next boot, as a persisted source.
+
+The kernel reads huge page pools and the transparent huge page mode from its command line
+(Linux Documentation/admin-guide/kernel-parameters.txt and admin-guide/mm/hugetlbpage.rst):
+
+- ``hugepagesz=SIZE`` picks the page size the next ``hugepages=N`` allocates; a
+  ``hugepages=N`` before any ``hugepagesz=`` is a pool of the default size, which
+  ``default_hugepagesz=SIZE`` sets (else the architecture's, 2M on x86_64);
+  ``hugepages=0:N,1:M`` gives a count per NUMA node; a size given twice keeps the first;
+- ``transparent_hugepage=always|madvise|never`` sets THP's mode (the last one counts).
+
+Those pools are allocated at boot, before systemd-sysctl and systemd-tmpfiles run: a
+sysctl.d or tmpfiles.d value for the same pool is written after them and wins; without one
+the command line's pool is what the boot gives, so it counts as persisted.
+
+The next boot's command line comes from the boot loader's configuration, read under root:
+``/etc/kernel/cmdline`` (kernel-install, systemd-boot), else ``/etc/default/grub`` and
+``/etc/default/grub.d/*.cfg`` (sourced after it, in name order), whose GRUB_CMDLINE_LINUX
+and GRUB_CMDLINE_LINUX_DEFAULT make a normal boot entry's line.  Without either, the
+running command line (``/proc/cmdline``) is taken as the next one too.
+
+Pure parsing plus reads under root (engine/files, engine/sysfs for /proc).
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+import re
+import shlex
+
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import sysfs
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import PathError, read_text
+
+PROC_CMDLINE = '/proc/cmdline'
+KERNEL_CMDLINE = '/etc/kernel/cmdline'
+GRUB_DEFAULT = '/etc/default/grub'
+GRUB_DEFAULT_D = '/etc/default/grub.d'
+GRUB_VARIABLES = ('GRUB_CMDLINE_LINUX', 'GRUB_CMDLINE_LINUX_DEFAULT')
+# The default huge page size where nothing says otherwise (x86_64, arm64 with 4K pages).
+ARCH_DEFAULT_HUGEPAGE_KB = 2048
+THP_MODES = ('always', 'madvise', 'never')
+
+_UNITS = {'k': 1, 'm': 1024, 'g': 1024 ** 2, 't': 1024 ** 3}
+_ASSIGN = re.compile(r'^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)\Z')
+_REFERENCE = re.compile(r'\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))')
+
+
+class CmdlineError(ValueError):
+    """A command line value the kernel would not take (the message names it)."""
+
+
+def split(text):
+    """The words of a kernel command line: whitespace separates, double quotes group."""
+    words, current, quoted, started = [], [], False, False
+    for char in text or '':
+        if char == '"':
+            quoted, started = not quoted, True
+        elif char.isspace() and not quoted:
+            if started:
+                words.append(''.join(current))
+            current, started = [], False
+        else:
+            current.append(char)
+            started = True
+    if started:
+        words.append(''.join(current))
+    return words
+
+
+def params(text):
+    """[(name, value or None)] of a command line, in order (``--`` ends the kernel's part)."""
+    out = []
+    for word in split(text):
+        if word == '--':
+            break
+        name, sep, value = word.partition('=')
+        # the kernel takes - and _ alike in a parameter's name
+        out.append((name.replace('-', '_'), value if sep else None))
+    return out
+
+
+def size_kb(text):
+    """A command line size (``2M``, ``1G``, ``2097152``) in KiB, as the kernel's memparse reads it."""
+    match = re.match(r'^([0-9]+)([kKmMgGtT]?)\Z', (text or '').strip())
+    if not match:
+        raise CmdlineError('%r is not a size' % (text,))
+    number, unit = int(match.group(1)), match.group(2).lower()
+    return number * _UNITS[unit] if unit else number // 1024
+
+
+class BootLine(object):
+    """One command line: its params and where it comes from (a path, with the variable for grub)."""
+
+    def __init__(self, text, source):
+        self.text = text
+        self.source = source
+        self.params = params(text)
+
+    def default_size_kb(self, fallback_kb=None):
+        """The default huge page size: ``default_hugepagesz=`` or ``fallback_kb`` (the running one)."""
+        for name, value in self.params:
+            if name == 'default_hugepagesz' and value:
+                return size_kb(value)
+        return fallback_kb or ARCH_DEFAULT_HUGEPAGE_KB
+
+    def pools(self, fallback_kb=None):
+        """{size in KiB: {'total': pages, 'nodes': {node: pages} or None}} the line allocates."""
+        default_kb = self.default_size_kb(fallback_kb)
+        pools, size = {}, None
+        for name, value in self.params:
+            if name == 'hugepagesz' and value:
+                size = size_kb(value)
+            elif name == 'hugepages' and value is not None:
+                key = size if size is not None else default_kb
+                if key not in pools:
+                    pools[key] = _counts(value)
+        return pools
+
+    def pool(self, size_kb_wanted, node=None, fallback_kb=None):
+        """The pages the line allocates for one pool (a size, and a node or None), or None."""
+        found = self.pools(fallback_kb).get(size_kb_wanted)
+        if found is None:
+            return None
+        if node is None:
+            return found['total']
+        return (found['nodes'] or {}).get(int(node))
+
+    def thp(self):
+        """The transparent huge page mode the line sets, or None."""
+        mode = None
+        for name, value in self.params:
+            if name == 'transparent_hugepage' and value in THP_MODES:
+                mode = value
+        return mode
+
+
+def _counts(value):
+    """``N`` or ``node:N,node:N`` -> {'total', 'nodes'}."""
+    if ':' not in value:
+        if not value.isdigit():
+            raise CmdlineError('hugepages=%s is not a page count' % value)
+        return {'total': int(value), 'nodes': None}
+    nodes = {}
+    for item in value.split(','):
+        node, sep, count = item.partition(':')
+        if not (sep and node.isdigit() and count.isdigit()):
+            raise CmdlineError('hugepages=%s is not a page count per node (node:count,...)' % value)
+        nodes[int(node)] = int(count)
+    return {'total': sum(nodes.values()), 'nodes': nodes}
+
+
+def grub_variables(texts):
+    """{name: value} after sourcing ``texts`` (shell assignments, in order; $NAME expanded)."""
+    values = {}
+    for text in texts:
+        for line in (text or '').splitlines():
+            match = _ASSIGN.match(line)
+            if not match or line.lstrip().startswith('#'):
+                continue
+            raw = _REFERENCE.sub(lambda m: _quote_safe(values.get(m.group(1) or m.group(2), '')), match.group(2))
+            try:
+                words = shlex.split(raw, comments=True, posix=True)
+            except ValueError:
+                continue
+            values[match.group(1)] = ' '.join(words)
+    return values
+
+
+def _quote_safe(value):
+    return value.replace('"', '')
+
+
+def _local(root, path):
+    return os.path.join(root or '/', path.lstrip('/'))
+
+
+def _read(root, path):
+    try:
+        return read_text(_local(root, path), root=root)
+    except (IOError, OSError, PathError):
+        return None
+
+
+def running(root='/'):
+    """The running kernel's command line (``/proc/cmdline`` under root), or None."""
+    text = sysfs.read_text(_local(root, PROC_CMDLINE), strip=False)
+    return None if text is None else BootLine(text.strip(), PROC_CMDLINE)
+
+
+def next_boot(root='/'):
+    """The next boot's command line from the boot loader's configuration under root, else the
+    running one (None when neither can be read)."""
+    text = _read(root, KERNEL_CMDLINE)
+    if text is not None:
+        return BootLine(' '.join(line for line in text.splitlines() if not line.lstrip().startswith('#')),
+                        KERNEL_CMDLINE)
+    grub = _read(root, GRUB_DEFAULT)
+    if grub is not None:
+        folder = _local(root, GRUB_DEFAULT_D)
+        names = sorted(n for n in os.listdir(folder) if n.endswith('.cfg')) if os.path.isdir(folder) else []
+        texts = [grub] + [_read(root, os.path.join(GRUB_DEFAULT_D, name)) for name in names]
+        values = grub_variables(texts)
+        line = ' '.join(values.get(name, '') for name in GRUB_VARIABLES).strip()
+        shown = GRUB_DEFAULT + (' and %s/*.cfg' % GRUB_DEFAULT_D if names else '')
+        return BootLine(line, '%s (%s)' % (shown, ' + '.join(GRUB_VARIABLES)))
+    return running(root)
+
+
+def label(line):
+    """How a record names the command line: ``the kernel command line (/etc/default/grub ...)``."""
+    return 'the kernel command line (%s)' % line.source

@@ -1,0 +1,233 @@
+# -*- coding: utf-8 -*-
+# Copyright: contributors to dbhost.tuning
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Run the drift check and exit with a code that tells clean, drift, failed and unreachable apart.
+
+    scripts/drift-check [options] [-- ansible-playbook arguments]
+    scripts/drift-check --from-report DIR
+
+scripts/drift-check runs this file with python3 from PATH (the venv's after `. scripts/lib.sh`,
+else the system's); `python3 scripts/drift_check.py` is the same.
+
+ansible-playbook's own exit codes cannot say "drift" (2 is any failed host, 4 is an unreachable
+host or a parse error), so this runs playbooks/drift.yml in check mode with the
+dbhost.tuning.drift_report callback enabled and decides from the drift.json it writes:
+
+    0  clean        every host was reached and no setting drifted
+    3  drift        at least one setting drifted (no host failed or unreachable)
+    4  unreachable  at least one host could not be reached (none failed)
+    2  failed       a task failed on at least one host
+    5  no hosts     no host was checked: the inventory does not exist or does not parse, or the
+                    pattern or --limit matches no host (a typo must never read as clean)
+    1  no verdict   no fresh drift.json (ansible-playbook could not run the play: bad arguments,
+                    syntax error, interrupted), or ansible-playbook failed although every host is clean
+
+When several apply, the first in the order failed, unreachable, drift wins; the reports name every host's
+state. See docs/drift-exit-codes.md. Standard library only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+EXIT_CLEAN = 0
+EXIT_NO_VERDICT = 1
+EXIT_FAILED = 2
+EXIT_DRIFT = 3
+EXIT_UNREACHABLE = 4
+EXIT_NO_HOSTS = 5
+EXIT_CODES = {'clean': EXIT_CLEAN, 'drift': EXIT_DRIFT, 'unreachable': EXIT_UNREACHABLE, 'failed': EXIT_FAILED}
+
+CALLBACK = 'dbhost.tuning.drift_report'
+REPORT_FILES = ('drift.json', 'drift.xml', 'drift.md')
+# What ansible-playbook prints when no host is left to check (checked with --list-hosts).
+NO_HOSTS_SIGNS = ('failed to parse inventory source', 'leaves us with no hosts to target', 'unable to parse')
+CHECKOUT = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+
+
+class UsageError(Exception):
+    pass
+
+
+class Parser(argparse.ArgumentParser):
+    # argparse exits 2 on bad usage, which here means "a host failed".
+    def error(self, message):
+        raise UsageError(message)
+
+
+def parse_args(argv):
+    parser = Parser(
+        prog='drift-check',
+        description='Run the dbhost.tuning drift check and exit 0 clean, 3 drift, 4 unreachable, 2 failed, '
+                    '5 no hosts, 1 no verdict.',
+        epilog='Arguments after "--" go to ansible-playbook unchanged (for example -i INVENTORY, --limit, -f).')
+    parser.add_argument('--report-dir', default=None,
+                        help='where the reports go (default: $DBHOST_DRIFT_REPORT_DIR, else ./drift-report)')
+    parser.add_argument('--playbook', default=os.path.join(CHECKOUT, 'playbooks', 'drift.yml'),
+                        help='the drift playbook (default: this collection\'s playbooks/drift.yml)')
+    parser.add_argument('--ansible-playbook', dest='ansible_playbook', default=None,
+                        help='the ansible-playbook program (default: the one on PATH)')
+    parser.add_argument('--report-only', action='store_true',
+                        help='exit 0 on drift; failed and unreachable hosts still give 2 and 4')
+    parser.add_argument('--from-report', metavar='DIR', default=None,
+                        help='do not run anything: decide from an existing DIR/drift.json '
+                             '(for example an ansible-runner artifacts folder)')
+    parser.add_argument('playbook_args', nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.playbook_args and args.playbook_args[0] == '--':
+        args.playbook_args = args.playbook_args[1:]
+    if args.from_report and args.playbook_args:
+        raise UsageError('--from-report reads a report; it takes no ansible-playbook arguments')
+    return args
+
+
+def load_report(path):
+    """The drift.json document, checked enough to decide on it."""
+    with open(path, encoding='utf-8') as stream:
+        report = json.load(stream)
+    state = report.get('summary', {}).get('state') if isinstance(report, dict) else None
+    if state not in EXIT_CODES:
+        raise ValueError('%s has no summary.state among %s' % (path, ', '.join(sorted(EXIT_CODES))))
+    return report
+
+
+def verdict(report, report_only=False):
+    """The exit code for a report."""
+    if not report.get('hosts') and not report['summary'].get('hosts'):
+        return EXIT_NO_HOSTS
+    code = EXIT_CODES[report['summary']['state']]
+    if report_only and code == EXIT_DRIFT:
+        return EXIT_CLEAN
+    return code
+
+
+def describe(report):
+    summary = report['summary']
+    hosts = report.get('hosts', {})
+    hosts_count = summary.get('hosts', 0)
+    lines = ['drift-check: %s: %d host%s (%d clean, %d drift, %d failed, %d unreachable), %d of %d settings drifted' % (
+        summary['state'], hosts_count, '' if hosts_count == 1 else 's', summary.get('clean', 0), summary.get('drift', 0),
+        summary.get('failed', 0), summary.get('unreachable', 0), summary.get('drifted', 0), summary.get('settings', 0))]
+    for name in sorted(hosts):
+        if hosts[name].get('state') != 'clean':
+            lines.append('drift-check:   %s: %s' % (name, hosts[name].get('state')))
+    return lines
+
+
+def report_dir_of(args):
+    return os.path.abspath(args.report_dir or os.environ.get('DBHOST_DRIFT_REPORT_DIR') or 'drift-report')
+
+
+def callback_env(report_dir):
+    env = dict(os.environ)
+    enabled = [name.strip() for name in env.get('ANSIBLE_CALLBACKS_ENABLED', '').split(',') if name.strip()]
+    if CALLBACK not in enabled:
+        enabled.append(CALLBACK)
+    env['ANSIBLE_CALLBACKS_ENABLED'] = ','.join(enabled)
+    env['DBHOST_DRIFT_REPORT_DIR'] = report_dir
+    # An inventory source that does not parse (or does not exist) is an error, not a warning
+    # followed by a play on no host; set it to false in the environment to allow it.
+    env.setdefault('ANSIBLE_INVENTORY_ANY_UNPARSED_IS_FAILED', 'true')
+    formats = env.get('DBHOST_DRIFT_REPORT_FORMATS')
+    if formats is not None and 'json' not in [part.strip() for part in formats.split(',')]:
+        # The verdict is read from drift.json.
+        env['DBHOST_DRIFT_REPORT_FORMATS'] = formats + ',json' if formats.strip() else 'json'
+    return env
+
+
+def run_check(args):
+    report_dir = report_dir_of(args)
+    program = args.ansible_playbook or shutil.which('ansible-playbook')
+    if not program:
+        raise UsageError('ansible-playbook is not on PATH (activate the venv or pass --ansible-playbook)')
+    if not os.path.isfile(args.playbook):
+        raise UsageError('no playbook at %s' % args.playbook)
+    os.makedirs(report_dir, exist_ok=True)
+    # A report left by an earlier run must never pass for this run's.
+    for name in REPORT_FILES:
+        path = os.path.join(report_dir, name)
+        if os.path.lexists(path):
+            os.unlink(path)
+    # --check on top of the playbook's own check_mode: a drift check never changes a host.
+    # The playbook's own "fail on drift" gate is turned off: the verdict comes from the report.
+    command = [program, args.playbook, '--check', '-e', 'dbhost_drift_report_only=true'] + args.playbook_args
+    started = time.time()
+    ansible_rc = subprocess.call(command, env=callback_env(report_dir))
+    json_path = os.path.join(report_dir, 'drift.json')
+    if not os.path.exists(json_path) or os.path.getmtime(json_path) < started - 1:
+        if no_hosts(program, args, report_dir):
+            print(NO_HOSTS_MESSAGE % EXIT_NO_HOSTS, file=sys.stderr)
+            return EXIT_NO_HOSTS
+        print('drift-check: no drift report was written to %s (ansible-playbook exit %d): no verdict'
+              % (report_dir, ansible_rc), file=sys.stderr)
+        return EXIT_NO_VERDICT
+    report = load_report(json_path)
+    code = verdict(report, args.report_only)
+    if code == EXIT_NO_HOSTS:
+        print(NO_HOSTS_MESSAGE % EXIT_NO_HOSTS, file=sys.stderr)
+        return code
+    for line in describe(report):
+        print(line, file=sys.stderr)
+    if code == EXIT_CLEAN and ansible_rc != 0 and report['summary']['state'] == 'clean':
+        print('drift-check: every host is clean but ansible-playbook exited %d: no verdict' % ansible_rc,
+              file=sys.stderr)
+        return EXIT_NO_VERDICT
+    print('drift-check: reports in %s; exit %d' % (report_dir, code), file=sys.stderr)
+    return code
+
+
+NO_HOSTS_MESSAGE = ('drift-check: no host was checked: the inventory does not exist or does not parse, or the '
+                    'hosts pattern or --limit matches no host; exit %d')
+
+
+def no_hosts(program, args, report_dir):
+    """Whether the same ansible-playbook arguments select no host at all (asked with --list-hosts,
+    which runs nothing): a missing or broken inventory, a --limit that matches nothing."""
+    command = [program, args.playbook, '--list-hosts'] + args.playbook_args
+    try:
+        done = subprocess.run(command, env=callback_env(report_dir), capture_output=True, text=True, check=False)
+    except OSError:
+        return False
+    output = (done.stdout + done.stderr).lower()
+    if done.returncode != 0:
+        return any(sign in output for sign in NO_HOSTS_SIGNS)
+    counts = [line.split('hosts (', 1)[1].split(')', 1)[0] for line in output.splitlines() if 'hosts (' in line]
+    return bool(counts) and all(count == '0' for count in counts)
+
+
+def from_report(args):
+    folder = args.from_report
+    path = folder if folder.endswith('.json') else os.path.join(folder, 'drift.json')
+    report = load_report(path)
+    code = verdict(report, args.report_only)
+    if code == EXIT_NO_HOSTS:
+        print('drift-check: report %s checked no host; exit %d' % (path, code), file=sys.stderr)
+        return code
+    for line in describe(report):
+        print(line, file=sys.stderr)
+    print('drift-check: report %s; exit %d' % (path, code), file=sys.stderr)
+    return code
+
+
+def main(argv=None):
+    try:
+        args = parse_args(sys.argv[1:] if argv is None else argv)
+        return from_report(args) if args.from_report else run_check(args)
+    except UsageError as exc:
+        print('drift-check: %s' % exc, file=sys.stderr)
+        return EXIT_NO_VERDICT
+    except (OSError, ValueError) as exc:
+        print('drift-check: %s: no verdict' % exc, file=sys.stderr)
+        return EXIT_NO_VERDICT
+    except KeyboardInterrupt:
+        return EXIT_NO_VERDICT
+
+
+if __name__ == '__main__':
+    sys.exit(main())

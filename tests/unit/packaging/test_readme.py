@@ -1,0 +1,154 @@
+# -*- coding: utf-8 -*-
+# Copyright: contributors to dbhost.tuning
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""README.md as a new user follows it: its build and install commands, its example inventory and
+its playbook commands, run as written, give the outcome the README documents on each line.
+
+The test host is a local connection whose every role works under a test tree (the roles' root
+variables, in a host_vars file beside the README's inventory: the one thing the README tells a
+user to change is the host), with the database user the README says must exist. The collection
+is built from this checkout and installed from the tarball, as the README says.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import glob
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from ansible_collections.dbhost.tuning.plugins.module_utils.sizing.profiles import kernel_profile
+from ansible_collections.dbhost.tuning.tests.unit.helpers import ansible_env, ansible_program, put
+from ansible_collections.dbhost.tuning.tests.unit.plugins.modules import fake_host
+
+CHECKOUT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..'))
+
+pytestmark = pytest.mark.usefixtures('linux')
+
+
+def readme_blocks():
+    with open(os.path.join(CHECKOUT, 'README.md')) as stream:
+        text = stream.read()
+    return re.findall(r'^```[a-z]*\n(.*?)^```', text, re.S | re.M)
+
+
+def block_with(first_word):
+    """The README's code block whose every line starts with ``first_word`` (or a comment)."""
+    for block in readme_blocks():
+        lines = [line for line in block.splitlines() if line.strip()]
+        if lines and lines[0].startswith(first_word) and any('dbhost' in line for line in lines):
+            return lines
+    raise AssertionError('README.md has no code block starting with %s' % first_word)
+
+
+def readme_inventory():
+    for block in readme_blocks():
+        if block.startswith('# inventory/hosts.yml'):
+            return block
+    raise AssertionError('README.md has no "# inventory/hosts.yml" block')
+
+
+def command_and_outcome(line):
+    command, dummy, outcome = line.partition('#')
+    return shlex.split(command), outcome.strip()
+
+
+def fake_test_host(root, roles):
+    """A fake Linux host under ``root``: every file the roles read, the oracle user, and every
+    /proc/sys key of the oracle profile."""
+    fake_host.build(root)
+    put(root, '/etc/passwd', 'root:x:0:0:root:/root:/bin/sh\noracle:x:54321:54322::/home/oracle:/bin/sh\n')
+    put(root, '/etc/group', 'root:x:0:\noinstall:x:54322:\n')
+    for key, (value, dummy, source) in kernel_profile('oracle', 'Linux').items():
+        path = os.path.join(root, 'proc', 'sys', *key.split('.'))
+        if not os.path.exists(path):
+            put(root, '/proc/sys/' + key.replace('.', '/'), '0\n')
+    return dict(('%s_root' % role, root) for role in roles)
+
+
+@pytest.fixture(scope='module')
+def installed(tmp_path_factory):
+    """The README's build and install commands, run as written (install into a test folder)."""
+    base = tmp_path_factory.mktemp('readme')
+    env = ansible_env(base)
+    commands = [command_and_outcome(line)[0] for line in block_with('ansible-galaxy')]
+    assert [c[:3] for c in commands] == [['ansible-galaxy', 'collection', 'build'],
+                                         ['ansible-galaxy', 'collection', 'install']]
+    before = set(glob.glob(os.path.join(CHECKOUT, 'dbhost-tuning-*.tar.gz')))
+    collections = str(base / 'installed')
+    try:
+        for repeat in range(2):   # twice: the README says a rebuild and a reinstall work as written
+            build = [ansible_program('ansible-galaxy')] + commands[0][1:]
+            done = subprocess.run(build, cwd=CHECKOUT, env=env, capture_output=True, text=True, check=False)
+            assert done.returncode == 0, done.stdout + done.stderr
+            tarballs = sorted(set(glob.glob(os.path.join(CHECKOUT, 'dbhost-tuning-*.tar.gz'))))
+            install = [ansible_program('ansible-galaxy')] + [word for word in commands[1][1:] if '*' not in word]
+            done = subprocess.run(install + ['-p', collections] + tarballs, cwd=CHECKOUT, env=env,
+                                  capture_output=True, text=True, check=False)
+            assert done.returncode == 0, done.stdout + done.stderr
+            assert 'dbhost.tuning' in done.stdout and 'was installed successfully' in done.stdout
+    finally:
+        for tarball in set(glob.glob(os.path.join(CHECKOUT, 'dbhost-tuning-*.tar.gz'))) - before:
+            os.remove(tarball)
+    return base, collections
+
+
+def test_readme_commands_give_the_documented_outcome(installed):
+    base, collections = installed
+    inventory_text = readme_inventory()
+    inventory = yaml.safe_load(inventory_text)
+    group = inventory['all']['children']['oracle_db']
+    (host,) = list(group['hosts'])
+    work = base / 'user'
+    (work / 'inventory' / 'host_vars').mkdir(parents=True)
+    (work / 'inventory' / 'hosts.yml').write_text(inventory_text)
+    root = str(base / 'host')
+    host_vars = fake_test_host(root, group['vars']['dbhost_roles'])
+    host_vars.update(ansible_connection='local', ansible_python_interpreter=sys.executable)
+    (work / 'inventory' / 'host_vars' / ('%s.yml' % host)).write_text(yaml.safe_dump(host_vars))
+    env = ansible_env(base, ANSIBLE_COLLECTIONS_PATH=collections, DBHOST_DRIFT_REPORT_DIR=str(work / 'drift-report'))
+    env['PATH'] = os.path.dirname(sys.executable) + os.pathsep + env.get('PATH', '')
+    lines = block_with('ansible-playbook')
+    assert len(lines) == 5
+    outcomes = []
+    for line in lines:
+        argv, outcome = command_and_outcome(line)
+        if argv[0] == 'scripts/drift-check':
+            argv = [os.path.join(CHECKOUT, argv[0])] + argv[1:]   # the wrapper, python3 from PATH
+        else:
+            argv[0] = ansible_program(argv[0])
+        done = subprocess.run(argv, cwd=str(work), env=env, capture_output=True, text=True, check=False)
+        outcomes.append((line, outcome, done))
+    (drift_before, drift_out), (tune, tune_out), (drift_after, dummy), (check, check_out), (facts, dummy) = \
+        [(done, done.stdout + done.stderr) for line, outcome, done in outcomes]
+    # drift on a host never tuned: "fails (exit 2), N of M settings drifted: ..."
+    assert 'fails (exit 2)' in outcomes[0][1]
+    assert drift_before.returncode == 2, drift_out
+    assert re.search(r'\d+ of \d+ settings drifted:', drift_out), drift_out
+    # tune: "changed, exit 0"
+    assert 'changed, exit 0' in outcomes[1][1]
+    assert tune.returncode == 0, tune_out
+    assert re.search(r'%s\s*: ok=\d+\s+changed=[1-9]' % re.escape(host), tune_out), tune_out
+    # drift again: "passes now (exit 0)"
+    assert 'exit 0' in outcomes[2][1]
+    assert drift_after.returncode == 0, drift_after.stdout + drift_after.stderr
+    # drift-check: 'exit 0, "clean: 1 host"; reports in ./drift-report'
+    assert 'clean: 1 host' in outcomes[3][1]
+    assert check.returncode == 0, check_out
+    assert 'drift-check: clean: 1 host' in check.stderr
+    for name in ('drift.json', 'drift.xml', 'drift.md'):
+        assert (work / 'drift-report' / name).exists()
+    with open(str(work / 'drift-report' / 'drift.json')) as stream:
+        report = json.load(stream)
+    assert report['hosts'][host]['state'] == 'clean' and report['hosts'][host]['settings']
+    # facts: shows what sizing reads
+    assert facts.returncode == 0, facts.stdout + facts.stderr
+    assert '"total_bytes"' in facts.stdout

@@ -132,7 +132,7 @@ class Scenario:
 
     def drift_check(self, when):
         report = os.path.join(self.results, 'drift-' + when)
-        rc = self.ansible([sys.executable, os.path.join(ROOT, 'scripts', 'drift-check'), '--report-dir', report,
+        rc = self.ansible(['bash', os.path.join(ROOT, 'scripts', 'drift-check'), '--report-dir', report,
                            '--', '-i', self.inventory], 'drift-%s.log' % when)
         with open(os.path.join(report, 'drift.json')) as handle:
             return rc, json.load(handle)['hosts'][HOST]['settings']

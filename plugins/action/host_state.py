@@ -5,24 +5,40 @@
 
 Each role's variables are the names in its meta/argument_specs.yml; their defaults come
 from its defaults/main.yml (the one place they are written), and any the host defines
-(inventory, play or role variables) win.  Nothing else runs on the controller: the
-host's facts are read and the desired state is compiled by the module, on the host.
+(inventory, play or role variables) win.
+
+Before the module runs, every role variable the host defines is checked against its role's
+argument spec, as a role's own argument validation would (types, choices, the keys of list
+items), and a variable whose name is not one of the roles' but close to one
+(``kernel_param_profile``, ``shared_memory_sise``) is refused with the name it probably
+means: a typo never leaves a role on its defaults unnoticed. Every message names the
+variable as the user set it. Nothing else runs on the controller: the host's facts are
+read and the desired state is compiled by the module, on the host.
 """
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import difflib
 import os
 
 import yaml
 
 from ansible.errors import AnsibleActionFail
+from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.plugins.action import ActionBase
 
 ROLES = ('kernel_params', 'shared_memory', 'block_queue', 'direct_io', 'processor_sets')
 COLLECTION_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _ROLE_VARIABLES = {}
+_ROLE_SPECS = {}
+# What the roles export (register, set_fact): never a typo of an input.
+EXPORTED = ('shared_memory_settings', 'processor_sets_numa_node')
+# The playbooks' own variables, so that their misspellings are caught too.
+PLAYBOOK_VARIABLES = ('dbhost_roles', 'dbhost_hosts', 'dbhost_drift_report_only')
+# How close a name must be to a role variable to be taken for a misspelling of it (difflib ratio).
+CLOSE_ENOUGH = 0.85
 
 
 def _load(path):
@@ -48,6 +64,73 @@ def role_variables(role):
     return _ROLE_VARIABLES[role]
 
 
+def role_spec(role):
+    """The options of a role's argument spec (meta/argument_specs.yml, entry point main)."""
+    if role not in _ROLE_SPECS:
+        folder = os.path.join(COLLECTION_ROOT, 'roles', role)
+        specs = _load(os.path.join(folder, 'meta', 'argument_specs.yml')).get('argument_specs', {})
+        _ROLE_SPECS[role] = ((specs.get('main') or {}).get('options') or {})
+    return _ROLE_SPECS[role]
+
+
+def known_variables():
+    """Every input variable of every role."""
+    names = set(PLAYBOOK_VARIABLES)
+    for role in ROLES:
+        names.update(name for name in role_variables(role) if name != '__has_default')
+    return names
+
+
+def closest(name, names):
+    """The known name ``name`` is most likely a misspelling of, or None."""
+    found = difflib.get_close_matches(name, sorted(names), n=1, cutoff=CLOSE_ENOUGH)
+    return found[0] if found else None
+
+
+def misspelt(defined):
+    """Messages for the names in ``defined`` that are not a role's variable but look like one: a
+    <role>_ prefix with an unknown name, or a name close to a known one."""
+    known = known_variables()
+    problems = []
+    for name in sorted(defined):
+        if name in known or name.startswith('_') or name in EXPORTED or name.endswith('_result'):
+            continue
+        owner = [role for role in ROLES if name.startswith(role + '_')]
+        guess = closest(name, known)
+        if owner:
+            problems.append('%s is not a variable of the %s role%s' % (
+                name, owner[0], '; did you mean %s?' % guess if guess else
+                ' (its variables: roles/%s/README.md, ansible-doc -t role dbhost.tuning.%s)' % (owner[0], owner[0])))
+        elif guess:
+            problems.append('%s is not a variable of any dbhost.tuning role; did you mean %s?' % (name, guess))
+    return problems
+
+
+def spec_errors(role, values):
+    """The role's argument spec applied to ``values`` (the variables the host defines): one message
+    per wrong type, choice or list item key, each naming the variable."""
+    result = ArgumentSpecValidator(role_spec(role)).validate(dict(values))
+    messages = []
+    for error in result.errors:
+        message = str(error)
+        if message.startswith('missing required arguments:') and ' found in ' not in message:
+            continue   # a required input of a role the host does not use; the module says it when it does
+        messages.append(message)
+    return messages
+
+
+def check_roles(roles, source):
+    """``roles`` (a task's roles, or dbhost_roles) must be a list of the collection's role names."""
+    if not isinstance(roles, (list, tuple)):
+        raise AnsibleActionFail('host_state: %s must be a list of role names (%s), got %r'
+                                % (source, ', '.join(ROLES), roles))
+    for entry in roles:
+        if entry not in ROLES:
+            guess = closest(str(entry), ROLES) if isinstance(entry, str) else None
+            raise AnsibleActionFail('host_state: %s: %r is not one of %s%s' % (
+                source, entry, ', '.join(ROLES), '; did you mean %s?' % guess if guess else ''))
+
+
 class ActionModule(ActionBase):
 
     TRANSFERS_FILES = False
@@ -65,30 +148,40 @@ class ActionModule(ActionBase):
         if unknown:
             raise AnsibleActionFail('host_state: unknown option(s) %s (it takes roles, inputs and fail_on_drift)'
                                     % ', '.join(unknown))
-        roles = args.get('roles')
+        roles, source = args.get('roles'), 'roles'
         if roles is None and 'dbhost_roles' in task_vars:
-            roles = self._value(task_vars, 'dbhost_roles')
-        if roles is not None and not isinstance(roles, (list, tuple)):
-            raise AnsibleActionFail('host_state: roles must be a list of role names, got %r' % (roles,))
+            roles, source = self._value(task_vars, 'dbhost_roles'), 'dbhost_roles'
+        if roles is not None:
+            check_roles(roles, source)
+        given = args.get('inputs') or {}
+        if not isinstance(given, dict):
+            raise AnsibleActionFail('host_state: inputs must be a dict of role: {variable: value}, got %r' % (given,))
+        # A registered task result (a dict with changed or failed) is never an input, whatever its name.
+        names = [name for name, value in task_vars.items()
+                 if not (isinstance(value, dict) and ('changed' in value or 'failed' in value))]
+        problems = misspelt(set(names).union(*[set(part or {}) for part in given.values()]))
         wanted = list(ROLES) if roles is None else list(roles)
         if 'processor_sets' in wanted and 'shared_memory' not in wanted:
             wanted.append('shared_memory')   # processor_sets_shared_memory sizes the set's huge pages
-        given = args.get('inputs') or {}
         inputs = {}
         for role in wanted:
             if role not in ROLES:
                 continue
             variables = role_variables(role)
-            values = {}
+            values, defined = {}, {}
             for name, default in variables.items():
                 if name == '__has_default':
                     continue
                 if name in task_vars:
-                    values[name] = self._value(task_vars, name)
+                    values[name] = defined[name] = self._value(task_vars, name)
                 elif name in variables['__has_default']:
                     values[name] = default
+            defined.update(given.get(role) or {})
             values.update(given.get(role) or {})
+            problems.extend(spec_errors(role, defined))
             inputs[role] = values
+        if problems:
+            raise AnsibleActionFail('host_state: %s' % '; '.join(problems))
         module_args = {'inputs': inputs}
         if 'fail_on_drift' in args:
             module_args['fail_on_drift'] = args['fail_on_drift']

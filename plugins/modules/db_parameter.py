@@ -31,6 +31,15 @@ description:
     then C(postgresql.auto.conf) from the data directory, which wins; a value set there is reported
     V(shadowed), naming the file. Values compare with their units (C(128MB) equals C(131072kB)).
     After a change, dynamic parameters are applied with C(pg_reload_conf()) when psql can reach the server.
+  - PostgreSQL names and values are checked, before any file is touched, against the server's own list of
+    parameters - C(postgres --describe-config) of the installed server of that major version
+    (C(/usr/lib/postgresql/<major>/bin) or C(/usr/pgsql-<major>/bin)) when O(root=/), else a table shipped per
+    major version (13, 15 and 17, made from those servers; for 14 and 16 the two around it together). The
+    major version is read from C(PG_VERSION) in the data directory or from the path
+    (C(/etc/postgresql/15/main)). A name the server does not know is refused with the closest known one; a
+    boolean for a number, a unit of the wrong kind, a value out of the parameter's range (after its unit),
+    an enum word the server does not take, and an internal parameter such as C(block_size) are refused, since
+    the server would not start with them. Names with a dot (C(pg_stat_statements.max)) are not checked.
   - MySQL and MariaDB option files are read with C(!include) and C(!includedir); the server's groups
     (C([mysqld]), C([server]), C([mysqld-X.Y]), and MariaDB's) are merged in reading order, and the last
     setting wins. New options go into the last O(mysql_section) group of O(path).

@@ -25,6 +25,12 @@ description:
     mode, then for real.
   - The action plugin of the same name fills O(inputs) from the roles' defaults and the host's variables, so a
     task names only O(roles) (or nothing).
+  - The action plugin checks every role variable the host defines against its role's C(meta/argument_specs.yml)
+    (types, choices, the keys of list items) before the module runs, and refuses a variable whose name has a role's
+    prefix but is not one of its variables, or is close to a known one (C(kernel_param_profile)), naming the variable
+    it probably means. Every message names the variable as it was set.
+  - A role listed in O(roles) whose variables ask for nothing (C(block_queue) without C(block_queue_devices)) is
+    reported in a warning, since it checked nothing.
 author:
   - dbhost.tuning contributors (!UNKNOWN)
 options:

@@ -57,7 +57,8 @@ def digest(root):
             sha.update(('F %s %o\n' % (os.path.relpath(path, root), os.lstat(path).st_mode)).encode())
             if os.path.islink(path):
                 sha.update(os.readlink(path).encode())
-            else:
+            elif os.path.isfile(path):
+                # FIFOs, sockets and device nodes count by their mode alone (opening a FIFO would wait)
                 with open(path, 'rb') as handle:
                     sha.update(handle.read())
     return sha.hexdigest()

@@ -117,21 +117,26 @@ def combine(desired, grants, comparison=EXACT):
 
     ``grants`` are the values the host already has from its consumers (the live kernel,
     the value the next boot loads, ...); a minimum field takes the highest of the desired
-    and every grant, a maximum field the lowest, an exact field the desired value.  A
-    grant that is None, has another number of fields or a non-numeric field is ignored
-    for that field.  So a value written this way never lowers (raises) what a consumer
-    would have had.
+    and every grant, a maximum field the lowest, an exact field the desired value; a grant
+    equal to the desired value in another spelling (``unlimited`` for ``infinity``) gives
+    its spelling, so the host's text is kept.  A grant that is None, has another number of
+    fields or a non-numeric field is ignored for that field.  So a value written this way
+    never lowers (raises) what a consumer would have had.
     """
     want = _fields(desired)
     rules = per_field(comparison, len(want)) if isinstance(comparison, (list, tuple)) else [comparison] * len(want)
     usable = [g for g in (_fields(grant) for grant in grants) if g is not None and len(g) == len(want)]
     out = []
     for index, (field, how) in enumerate(zip(want, rules)):
-        best = field
+        best, granted = field, False
         if how != EXACT and _number(field) is not None:
             for grant in usable:
-                if not _field_ok(best, grant[index], how) and _number(grant[index]) is not None:
-                    best = grant[index]
+                value = grant[index]
+                if _number(value) is None:
+                    continue
+                # beyond the best so far wins; equal to the desired value keeps the host's spelling
+                if not _field_ok(best, value, how) or (not granted and _field_ok(value, best, how)):
+                    best, granted = value, True
         out.append(best)
     return ' '.join(out)
 

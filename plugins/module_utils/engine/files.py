@@ -15,8 +15,13 @@ folder is missing is refused too.  rooted() returns a HostPath, which remembers 
 so that read_text(), write_atomic(), remove_file() and FileChange resolve it again in
 the same root right before they read or write.
 
-Pure Python; when an AnsibleModule is passed, its atomic_move() and backup_local()
-are used so that SELinux contexts and Ansible's own conventions are kept.
+Only regular files are read and written (engine/regular.py): a file masked with a link
+to /dev/null, a FIFO, a socket, a device or a folder at the name is refused naming it.
+Every OSError is raised as a HostError naming the file and what was being done, and
+every change is noted in engine/journal.py, so that a failed run says what it changed.
+
+Pure Python; when an AnsibleModule is passed, its atomic_move() is used so that SELinux
+contexts are kept.  Backups are made by engine/regular.py (never through a link).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -25,19 +30,15 @@ __metaclass__ = type
 
 import errno
 import os
-import re
-import shutil
 import stat
-import tempfile
-import time
 
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import journal
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import regular
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import HostError, host_error
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import InputError
 
 # As Linux's MAXSYMLINKS: more links than this on one path is a loop.
 MAX_LINKS = 40
-# tempfile.mkstemp names its files prefix + 8 of these characters.
-_TEMP_SUFFIX = '[a-z0-9_]{8}'
-FOLDER_MODE = 0o755
 
 
 class PathError(InputError):
@@ -104,8 +105,10 @@ def _resolve(root, path, follow=True):
         try:
             info = os.lstat(host)
         except OSError as exc:
+            if exc.errno == errno.ENAMETOOLONG:
+                raise PathError('%s: the name %s is too long for this system (%s)' % (path, host, exc.strerror))
             if exc.errno not in (errno.ENOENT, errno.ENOTDIR):
-                raise
+                raise host_error('looking up', host, exc)
             if todo and link is not None and dangling is None:
                 dangling = ('%s: the link %s -> %s points into %s, which does not exist under %s; no folder is made '
                             'through a link' % (path, link, target, '/' + '/'.join(done + [part]), root))
@@ -116,7 +119,10 @@ def _resolve(root, path, follow=True):
             if links > MAX_LINKS:
                 raise PathError('%s: too many levels of symbolic links under %s' % (path, root))
             name = '/' + '/'.join(done + [part])
-            value = os.readlink(host)
+            try:
+                value = os.readlink(host)
+            except OSError as exc:
+                raise host_error('reading the link', host, exc)
             if value.startswith('/'):
                 done = []
             todo.extend((p, name, value) for p in reversed(_parts(value)))
@@ -194,68 +200,78 @@ def confine(root, path):
     return _resolve_host(top, path)[0]
 
 
+def _is_dev_null(host, root):
+    return host == os.path.join(_root_of(root), 'dev', 'null')
+
+
+def _target(path, root):
+    """(host path, dangling) of ``path`` resolved within its root; MaskedError when it leads to /dev/null."""
+    target, dangling = _resolve_host(_host_root(path, root), path)
+    if _is_dev_null(target, _host_root(path, root)):
+        raise regular.masked_error(_asked(path))
+    return target, dangling
+
+
+def _asked(path):
+    """The file asked for, on this host, its links not followed: a HostPath's own name under its root."""
+    if isinstance(path, HostPath):
+        return os.path.join(path.root, path.shown.lstrip('/'))
+    return str(path)
+
+
+def _shown(path, target):
+    """The file as messages name it: the path asked for, and where its links lead when they do."""
+    name = _asked(path)
+    return name if os.path.abspath(name) == target else '%s (a link to %s)' % (name, target)
+
+
+def check_regular(path, root=None):
+    """Refuse (FileKindError naming it) a ``path`` that is masked or is anything but a regular
+    file; return its stat, or None when nothing is there.  Reads nothing."""
+    target = _target(path, root)[0]
+    return regular.existing(target, _shown(path, target))
+
+
 def read_text(path, root=None):
     """Return the file's text, or None when it does not exist.
 
-    With a root (given, or the HostPath's), the path is resolved again within it, so a
-    link is never followed out of it.
+    The path is resolved again within its root (given, the HostPath's, else ``/``), so a
+    link is never followed out of it.  A masked file or anything but a regular file is
+    refused (FileKindError naming it); a FIFO is never waited on.  Bytes that are not
+    UTF-8 are kept (surrogateescape): write_atomic() writes them back as they were.
     """
-    root = root if root is not None else getattr(path, 'root', None)
-    if root is not None and _root_of(root) != '/':
-        # Under root / the kernel resolves links the same way.
-        path = _resolve_host(root, path)[0]
-    try:
-        with open(path, 'rb') as handle:
-            return handle.read().decode('utf-8', 'surrogateescape')
-    except IOError as exc:
-        if exc.errno in (errno.ENOENT, errno.ENOTDIR):
-            return None
-        raise
-
-
-def _copy_metadata(source_stat, path):
-    os.chmod(path, stat.S_IMODE(source_stat.st_mode))
-    try:
-        os.chown(path, source_stat.st_uid, source_stat.st_gid)
-    except OSError as exc:
-        # Not running as root: the file keeps our own owner, as Ansible does.
-        if exc.errno != errno.EPERM:
-            raise
+    target = _target(path, root)[0]
+    data = regular.read_bytes(target, _shown(path, target))
+    return None if data is None else data.decode('utf-8', 'surrogateescape')
 
 
 def backup(path, module=None):
-    """Copy ``path`` beside itself with a timestamp; return the copy's name."""
-    if not os.path.exists(path):
-        return None
-    if module is not None:
-        return module.backup_local(path)
-    name = '%s.%s~' % (path, time.strftime('%Y-%m-%d@%H:%M:%S'))
-    shutil.copy2(path, name)
+    """Copy the regular file ``path`` beside itself (``<file>.<pid>.<date>~``); return the copy's name.
+
+    Made by engine/regular.py: created exclusively, never through a link at that name.
+    ``module`` is not used (kept for callers that pass it).
+    """
+    name = regular.make_backup(path, path)
+    if name is not None:
+        journal.record('backup %s' % name)
     return name
-
-
-def stale_temp_name(path):
-    """A pattern matching the names write_atomic's temporary files for ``path`` get."""
-    return re.compile(re.escape('.%s.' % os.path.basename(path)) + _TEMP_SUFFIX + r'\Z')
 
 
 def remove_stale_temps(path):
     """Remove what killed writes of ``path`` left beside it; return the names removed.
 
-    Only regular files named ``.<name>.`` and eight characters of tempfile.mkstemp's
-    alphabet are removed (``.90-dbhost-tuning.conf.k3j_x8q1``); links, folders and every
-    other name stay.
+    Only regular files named as write_atomic() names its temporary files and whose
+    process is gone are removed (``.90-dbhost-tuning.conf.4242.k3j_x8q1``, see
+    engine/regular.py stale_temps()): a run going on at the same time keeps its own;
+    links, folders and every other name stay.
     """
     folder = os.path.dirname(path) or '.'
-    pattern = stale_temp_name(path)
     try:
         names = os.listdir(folder)
     except OSError:
         return []
     removed = []
-    for name in sorted(names):
-        if not pattern.match(name):
-            continue
+    for name in sorted(regular.stale_temps(path, names)):
         full = os.path.join(folder, name)
         try:
             if not stat.S_ISREG(os.lstat(full).st_mode):
@@ -264,28 +280,9 @@ def remove_stale_temps(path):
         except OSError as exc:
             if exc.errno == errno.ENOENT:
                 continue
-            raise
+            raise host_error('removing the stale temporary file', full, exc)
         removed.append(full)
     return removed
-
-
-def _make_folders(folder):
-    """Create ``folder`` and its missing parents, each with FOLDER_MODE whatever the umask."""
-    missing = []
-    while not os.path.isdir(folder):
-        missing.append(folder)
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            break
-        folder = parent
-    for path in reversed(missing):
-        try:
-            os.mkdir(path, FOLDER_MODE)
-        except OSError as exc:
-            if exc.errno != errno.EEXIST or not os.path.isdir(path):
-                raise
-            continue
-        os.chmod(path, FOLDER_MODE)
 
 
 def _move(module, tmp, path, new_mode):
@@ -308,17 +305,12 @@ def _move(module, tmp, path, new_mode):
         os.chmod(path, new_mode)
 
 
-def _sync_folder(folder):
+def _encode(content, shown):
     try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+        return content.encode('utf-8', 'surrogateescape')
+    except UnicodeEncodeError as exc:
+        raise InputError('%s: the new text holds a character that cannot be written (%s); nothing was written'
+                         % (shown, exc.reason))
 
 
 def write_atomic(path, content, module=None, mode=0o644, make_parents=False, backup_file=False, root=None):
@@ -328,40 +320,50 @@ def write_atomic(path, content, module=None, mode=0o644, make_parents=False, bac
     path is resolved again within it right before the write (see the module's
     docstring), so a link is followed, the link stays and its target gets the content
     (Debian's /etc/sysctl.d/99-sysctl.conf -> ../sysctl.conf), and a link out of root
-    raises PathError before anything is written.
+    raises PathError before anything is written.  A masked file, or anything but a
+    regular file at the name, is refused (engine/regular.py).
     An existing file keeps its owner and mode; a new one gets ``mode`` whatever the
-    umask, and folders ``make_parents`` creates get 0755.  Temporary files a killed
-    write left beside the file are removed first.  Returns the backup's file name when
+    umask, and folders ``make_parents`` creates get 0755.  Temporary files killed
+    writes left beside the file are removed first.  Returns the backup's file name when
     ``backup_file`` is true and there was a file to back up.  Nothing is left
-    half-written: the rename is the only step that touches the file.
+    half-written: the rename is the only step that touches the file.  When the system
+    refuses a step, a HostError names the file and the step, and what this call made
+    (folders, backup, temporary file) is removed again.
     """
-    target, dangling = _resolve_host(_host_root(path, root), path)
+    target, dangling = _target(path, root)
     if dangling:
         raise PathError(dangling)
+    data = _encode(content, target)
+    existing = regular.existing(target, _shown(path, target))
     folder = os.path.dirname(target)
-    if make_parents and not os.path.isdir(folder):
-        _make_folders(folder)
-    remove_stale_temps(target)
-    backup_name = backup(target, module) if backup_file else None
+    made = regular.make_folders(folder) if make_parents and not os.path.isdir(folder) else []
+    backup_name = None
     try:
-        existing = os.stat(target)
-    except OSError:
-        existing = None
-    fd, tmp = tempfile.mkstemp(prefix='.%s.' % os.path.basename(target), dir=folder)
-    try:
-        with os.fdopen(fd, 'wb') as handle:
-            handle.write(content.encode('utf-8', 'surrogateescape'))
-            handle.flush()
-            os.fsync(handle.fileno())
-        if existing is not None:
-            _copy_metadata(existing, tmp)
-        else:
-            os.chmod(tmp, mode)
-        _move(module, tmp, target, None if existing is not None else mode)
-    finally:
-        if os.path.lexists(tmp):
-            os.unlink(tmp)
-    _sync_folder(folder)
+        remove_stale_temps(target)
+        backup_name = regular.make_backup(target, target) if backup_file else None
+        try:
+            tmp = regular.write_temp(folder, target, data, existing, mode)
+        except OSError as exc:
+            raise host_error('writing', target, exc)
+        try:
+            _move(module, tmp, target, None if existing is not None else mode)
+        except OSError as exc:
+            raise host_error('replacing', target, exc)
+        finally:
+            if os.path.lexists(tmp):
+                os.unlink(tmp)
+    except BaseException:
+        if backup_name:
+            regular.remove_quietly(backup_name)
+        regular.remove_folders(made)
+        raise
+    for folder_made in made:
+        journal.record('made the folder %s' % folder_made)
+    if backup_name:
+        journal.record('backup %s' % backup_name)
+    journal.record('wrote %s' % target)
+    journal.settle()
+    regular.sync_folder(folder)
     return backup_name
 
 
@@ -371,13 +373,48 @@ def remove_file(path, module=None, backup_file=False, root=None):
     Resolved within ``root`` as write_atomic() does: a link's target is removed, the
     link stays.
     """
-    target = _resolve_host(_host_root(path, root), path)[0]
+    target = _target(path, root)[0]
     remove_stale_temps(target)
-    if not os.path.lexists(target):
+    if regular.existing(target, _shown(path, target)) is None:
         return None
     backup_name = backup(target, module) if backup_file else None
-    os.unlink(target)
+    try:
+        os.unlink(target)
+    except OSError as exc:
+        raise host_error('removing', target, exc)
+    journal.record('removed %s' % target)
+    journal.settle()
     return backup_name
+
+
+def check_writable(path, content='', root=None):
+    """Before live values are changed: refuse (HostError naming it) a file that could not be written.
+
+    The file's folder (or the nearest one that exists) must be writable, on a file system
+    mounted read-write with room for ``content``; the name must not be masked or be
+    anything but a regular file.  A write can still fail (the disk fills meanwhile):
+    the journal then puts the live values back.
+    """
+    target, dangling = _target(path, root)
+    if dangling:
+        raise PathError(dangling)
+    regular.existing(target, _shown(path, target))
+    folder = os.path.dirname(target)
+    while not os.path.isdir(folder) and os.path.dirname(folder) != folder:
+        if os.path.lexists(folder):
+            raise HostError('writing %s: %s is in the way (it is not a folder)' % (target, folder))
+        folder = os.path.dirname(folder)
+    if not os.access(folder, os.W_OK):
+        error = errno.EROFS if regular.read_only(folder) else errno.EACCES
+        raise host_error('writing', target, OSError(error, os.strerror(error)))
+    try:
+        info = os.statvfs(folder)
+    except OSError:
+        return
+    # the new file, its temporary copy and a backup, with a block of slack
+    needed = 2 * len(content.encode('utf-8', 'surrogateescape')) + info.f_frsize
+    if info.f_bavail * info.f_frsize < needed:
+        raise host_error('writing', target, OSError(errno.ENOSPC, os.strerror(errno.ENOSPC)))
 
 
 class FileChange(object):
@@ -408,7 +445,7 @@ class FileChange(object):
         """Remove the temporary files killed writes of this file left; return their names."""
         try:
             target = _resolve_host(_host_root(self.path, self.root), self.path)[0]
-        except (PathError, OSError):
+        except (PathError, HostError, OSError):
             # apply() says why, if it is called.
             return []
         return remove_stale_temps(target)

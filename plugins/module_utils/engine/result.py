@@ -10,7 +10,10 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import journal
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import lock
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import HostError
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError  # noqa: F401 (re-exported)
 
 OK = 'ok'
@@ -43,13 +46,30 @@ def run_plan(module, make_plan):
     ``drift_gate: true`` in the result (drift_gate_message()).  Before the plan is
     made, every option goes through the shared checks (validate.check_params: no
     control character or line separator anywhere, no odd space in a path, a usable root).
+
+    Outside check mode the run holds the lock of each root it manages (engine/lock.py:
+    one run at a time per host) from before it reads until after its last write.  The
+    system refusing something (a HostError or any OSError: a read-only file system, a
+    full disk) fails the task with a message naming the file and the operation, and
+    what the run changed before (engine/journal.py); live values whose file could not
+    be written are put back first.
     """
+    journal.begin()
     try:
         validate.check_params(getattr(module, 'params', None), getattr(module, 'argument_spec', None))
         plan = make_plan()
-        result = plan.run(module)
+        params = getattr(module, 'params', None) or {}
+        roots = plan.lock_roots() if hasattr(plan, 'lock_roots') else [params.get('root') or '/']
+        with lock.Locks([] if getattr(module, 'check_mode', False) else roots, who=getattr(module, '_name', None)):
+            result = plan.run(module)
     except InputError as exc:
+        module.fail_json(msg=_with_changes(str(exc), journal.changes()), changed=bool(journal.changes()))
+    except lock.LockTimeout as exc:
         module.fail_json(msg=str(exc))
+    except (HostError, IOError, OSError) as exc:
+        put_back, stuck = journal.rollback()
+        module.fail_json(msg='%s; %s' % (describe_os_error(exc), journal.summary(put_back, stuck)),
+                         changed=bool(journal.changes()))
     # A plan may shape its own result (host_state adds each record's owner); the contract's keys stay.
     output = plan.output(result) if hasattr(plan, 'output') else result.as_dict()
     # ansible-core 2.19 deprecates a warnings key in a module's result: use module.warn().
@@ -64,6 +84,23 @@ def run_plan(module, make_plan):
         # (drift_gate), so that a report can tell drift from a failed check.
         module.fail_json(msg=gate, drift_gate=True, **output)
     module.exit_json(**output)
+
+
+def _with_changes(message, changes):
+    """Bad input found after something was changed (a later plan of host_state) says what was."""
+    if not changes:
+        return message
+    return '%s; %s' % (message, journal.summary())
+
+
+def describe_os_error(exc):
+    """The words for a failure the system gave: a HostError's own, or an OSError's file and reason."""
+    if isinstance(exc, HostError):
+        return str(exc)
+    names = ' -> '.join(str(name) for name in (getattr(exc, 'filename', None), getattr(exc, 'filename2', None))
+                        if name is not None)
+    reason = getattr(exc, 'strerror', None) or str(exc)
+    return '%s: %s' % (names, reason) if names else 'the system refused an operation: %s' % reason
 
 
 def drift_gate_message(records, fail_on_drift):

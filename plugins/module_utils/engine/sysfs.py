@@ -20,6 +20,10 @@ __metaclass__ = type
 import errno
 import os
 import re
+import stat
+
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import journal
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
 
 _BRACKETED = re.compile(r'\[([^\]]+)\]')
 
@@ -47,10 +51,36 @@ def parse_choice(raw):
     return choices, _BRACKETED.search(raw).group(1)
 
 
+class PseudoFileError(InputError):
+    """Something other than a regular file where a kernel pseudo-file should be (a FIFO...)."""
+
+
+def _open(path, flags):
+    """An fd of ``path``, which must be a regular file (as every /proc and /sys file is);
+    opened without waiting (O_NONBLOCK: a FIFO planted in a test tree does not hang us)."""
+    fd = os.open(path, flags | os.O_NONBLOCK | getattr(os, 'O_CLOEXEC', 0))
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise PseudoFileError('%s is not a regular file (%s): not read or written as a kernel value'
+                              % (path, 'a folder' if stat.S_ISDIR(mode) else 'a FIFO' if stat.S_ISFIFO(mode) else
+                                 'a device or socket'))
+    return fd
+
+
 def _read(path):
     # Bytes decoded leniently: /proc/PID/cmdline and environ hold whatever a process put there.
-    with open(path, 'rb') as handle:
-        return handle.read().decode('utf-8', 'replace')
+    fd = _open(path, os.O_RDONLY)
+    try:
+        chunks = []
+        while True:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+    return b''.join(chunks).decode('utf-8', 'replace')
 
 
 def read_text(path, strict=False, strip=True):
@@ -87,15 +117,37 @@ def read_value(path):
     return parse_choice(raw)[1].strip()
 
 
-def write_text(path, text):
-    """Write ``text`` as it is, in one write(2), into the existing file ``path`` (truncated first,
-    as the shell's ``>`` does); the kernel's refusal is raised as the OSError with its errno."""
-    data = text.encode('ascii')
-    fd = os.open(path, os.O_WRONLY | os.O_TRUNC)
+def _write(path, data):
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        # checked before O_TRUNC reaches it; _open() checks the open file again
+        os.close(_open(path, os.O_RDONLY))
+    fd = _open(path, os.O_WRONLY | os.O_TRUNC)
     try:
         os.write(fd, data)
     finally:
         os.close(fd)
+
+
+def _previous(path):
+    """The value ``path`` holds now, to put back (the selected choice of a choice list); None if unreadable."""
+    try:
+        return parse_choice(_read(path).rstrip('\n'))[1].strip()
+    except (IOError, OSError, InputError):
+        return None
+
+
+def write_text(path, text):
+    """Write ``text`` as it is, in one write(2), into the existing file ``path`` (truncated first,
+    as the shell's ``>`` does); the kernel's refusal is raised as the OSError with its errno.
+
+    The write is noted in engine/journal.py with the value it replaced, which is put back
+    when the run fails before the file persisting it is written."""
+    data = text.encode('ascii')
+    before = _previous(path)
+    _write(path, data)
+    what = '%s (%s -> %s)' % (path, before, text.strip()) if before is not None else '%s (%s)' % (path, text.strip())
+    undo = (lambda: _write(path, ('%s\n' % before).encode('ascii', 'replace'))) if before is not None else None
+    journal.record(what, undo)
 
 
 def write_value(path, value):

@@ -31,8 +31,12 @@ AUTO_CONF = 'postgresql.auto.conf'
 _LINE_RE = re.compile(r'''^(?P<indent>[ \t]*)(?P<name>[A-Za-z_][A-Za-z0-9_$]*(?:\.[A-Za-z_][A-Za-z0-9_$]*)?)
                           (?P<sep>[ \t]*=[ \t]*|[ \t]+)''', re.X)
 NAME_RE = re.compile(r'^[A-Za-z_][A-Za-z0-9_$]*(?:\.[A-Za-z_][A-Za-z0-9_$]*)?\Z')
-# What PostgreSQL's lexer takes without quotes: numbers with a unit, and simple words.
-UNQUOTED_RE = re.compile(r'^(?:-?[0-9]+(?:\.[0-9]+)?[A-Za-z]*|[A-Za-z_][A-Za-z0-9_.:/-]*)\Z')
+# What PostgreSQL's lexer (guc-file.l) reads as one token without quotes: an integer with
+# unit letters (0x hex too), a decimal number without a unit (``1.5GB`` bare is a syntax
+# error: the number ends at the "G"), a word of letters, digits and _ . : / -.  Anything
+# else is written quoted, which every parameter takes.
+UNQUOTED_RE = re.compile(r'^(?:[-+]?(?:[0-9]+|0x[0-9A-Fa-f]+)[A-Za-z]*|[-+]?[0-9]*\.[0-9]+|'
+                         r'[A-Za-z_][A-Za-z0-9_.:/-]*)\Z')
 _QUANTITY_RE = re.compile(r'^\s*(-?[0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)\s*\Z')
 
 MEMORY_UNITS = {'B': 1, 'kB': 1 << 10, 'MB': 1 << 20, 'GB': 1 << 30, 'TB': 1 << 40}
@@ -66,81 +70,6 @@ STATIC = frozenset([
 _BOOL_WORDS = {'on': True, 'off': False, 'true': True, 'false': False, 'yes': True, 'no': False,
                '1': True, '0': False}
 
-# What the parameters the collection knows take, checked before anything is written.
-# The syntax is that of the PostgreSQL documentation, "Setting Parameters" (Parameter
-# Names and Values): a boolean is on, off, true, false, yes, no, 1, 0 (case-insensitive)
-# or an unambiguous prefix of one; a memory value is a number with one of the units B,
-# kB, MB, GB, TB (case-sensitive; 1024-based), a time one of us, ms, s, min, h, d, and a
-# number without a unit counts in the parameter's base unit (BASE_UNITS); an enumerated
-# value is one of the parameter's words, case-insensitive.  The words and ranges are
-# those of each parameter's entry in the chapters "Resource Consumption", "Write Ahead
-# Log", "Connections and Authentication", "Query Planning" and "Client Connection
-# Defaults"; the enums that pg_settings lists with a boolean spelling (huge_pages,
-# synchronous_commit, wal_compression) take the boolean words too.
-# Each entry: (kind, low, high) for memory, time, int and real ("-1" where the
-# documentation gives -1 a meaning is in the range), ('bool',), ('enum', words).
-_BOOL_ALIASES = tuple(_BOOL_WORDS)
-VALUE_TYPES = {
-    'shared_buffers': ('memory', 128 * 1024, None),
-    'effective_cache_size': ('memory', 8 * 1024, None),
-    'wal_buffers': ('memory', -1, None),
-    'temp_buffers': ('memory', 800 * 1024, None),
-    'work_mem': ('memory', 64 * 1024, None),
-    'maintenance_work_mem': ('memory', 1024 * 1024, None),
-    'autovacuum_work_mem': ('memory', -1, None),
-    'logical_decoding_work_mem': ('memory', 64 * 1024, None),
-    'huge_page_size': ('memory', 0, None),
-    'max_stack_depth': ('memory', 100 * 1024, None),
-    'max_wal_size': ('memory', 2 * 1024 * 1024, None),
-    'min_wal_size': ('memory', 2 * 1024 * 1024, None),
-    'wal_keep_size': ('memory', 0, None),
-    'checkpoint_timeout': ('time', 30 * 1000, 86400 * 1000),
-    'archive_timeout': ('time', 0, None),
-    'autovacuum_naptime': ('time', 1000, None),
-    'statement_timeout': ('time', 0, None),
-    'lock_timeout': ('time', 0, None),
-    'idle_in_transaction_session_timeout': ('time', 0, None),
-    'log_min_duration_statement': ('time', -1, None),
-    'deadlock_timeout': ('time', 1, None),
-    'wal_writer_delay': ('time', 1, 10000),
-    'bgwriter_delay': ('time', 10, 10000),
-    'max_connections': ('int', 1, 262143),
-    'superuser_reserved_connections': ('int', 0, 262143),
-    'max_worker_processes': ('int', 0, 262143),
-    'max_parallel_workers': ('int', 0, 1024),
-    'max_parallel_workers_per_gather': ('int', 0, 1024),
-    'max_parallel_maintenance_workers': ('int', 0, 1024),
-    'max_locks_per_transaction': ('int', 10, 2147483647),
-    'max_prepared_transactions': ('int', 0, 262143),
-    'max_wal_senders': ('int', 0, 262143),
-    'max_replication_slots': ('int', 0, 262143),
-    'max_files_per_process': ('int', 64, 2147483647),
-    'effective_io_concurrency': ('int', 0, 1000),
-    'maintenance_io_concurrency': ('int', 0, 1000),
-    'autovacuum_max_workers': ('int', 1, 262143),
-    'port': ('int', 1, 65535),
-    'random_page_cost': ('real', 0, None),
-    'seq_page_cost': ('real', 0, None),
-    'checkpoint_completion_target': ('real', 0, 1),
-    'fsync': ('bool',),
-    'full_page_writes': ('bool',),
-    'wal_log_hints': ('bool',),
-    'autovacuum': ('bool',),
-    'jit': ('bool',),
-    'track_io_timing': ('bool',),
-    'huge_pages': ('enum', ('try',) + _BOOL_ALIASES),
-    'shared_memory_type': ('enum', ('mmap', 'sysv', 'windows')),
-    'dynamic_shared_memory_type': ('enum', ('posix', 'sysv', 'windows', 'mmap')),
-    'wal_level': ('enum', ('minimal', 'replica', 'logical', 'archive', 'hot_standby')),
-    'wal_sync_method': ('enum', ('fsync', 'fdatasync', 'open_sync', 'open_datasync', 'fsync_writethrough')),
-    'synchronous_commit': ('enum', ('local', 'remote_write', 'remote_apply') + _BOOL_ALIASES),
-    'wal_compression': ('enum', ('pglz', 'lz4', 'zstd') + _BOOL_ALIASES),
-    'io_method': ('enum', ('sync', 'worker', 'io_uring')),
-}
-_NUMBER_WITH_UNIT = re.compile(r'\s*(-?[0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)\s*\Z')
-_REAL = re.compile(r'\s*-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?\s*\Z')
-_INTEGER_TEXT = re.compile(r'\s*-?[0-9]+\s*\Z')
-
 
 class ConfError(ValueError):
     """Text the server would refuse to start with; the message names file and line."""
@@ -173,6 +102,10 @@ def _unquote(body):
         if char == "'" and body.startswith("'", pos + 1):
             out.append("'")
             pos += 2
+        elif char == '\\' and pos + 1 < len(body) and body[pos + 1] in '01234567':
+            digits = re.match('[0-7]{1,3}', body[pos + 1:]).group(0)  # \ooo, as the server reads it
+            out.append(chr(int(digits, 8) & 0xFF))
+            pos += 1 + len(digits)
         elif char == '\\' and pos + 1 < len(body):
             out.append(escapes.get(body[pos + 1], body[pos + 1]))
             pos += 2
@@ -252,56 +185,6 @@ def as_bool_word(value):
         return None
     meanings = set(meaning for word, meaning in _BOOL_WORDS.items() if word.startswith(text))
     return meanings.pop() if len(meanings) == 1 else None
-
-
-def _quantity_problem(name, value, kind, low, high):
-    units = MEMORY_UNITS if kind == 'memory' else TIME_UNITS
-    match = _NUMBER_WITH_UNIT.match(value)
-    if not match or (match.group(2) and match.group(2) not in units):
-        return '%r is not a %s value: a number with one of the units %s (case-sensitive), or a number in %s' % (
-            value, kind, ', '.join(sorted(units, key=units.get)), BASE_UNITS.get(name, 'the base unit'))
-    number = float(match.group(1))
-    if number == -1 and not match.group(2) and low == -1:
-        return None
-    found = quantity(value, BASE_UNITS.get(name))
-    # Bytes for memory, milliseconds for time (low and high are in those).
-    amount = found[1] if found else number
-    if amount < max(low, 0) or (high is not None and amount > high):
-        return '%r is out of range for %s' % (value, name)
-    return None
-
-
-def value_problem(name, value):
-    """Why PostgreSQL would refuse ``value`` for a known parameter ``name``, or None."""
-    spec = VALUE_TYPES.get(name)
-    if spec is None:
-        return None
-    kind = spec[0]
-    if kind == 'bool':
-        if as_bool_word(value) is None:
-            return '%r is not a boolean (on, off, true, false, yes, no, 1 or 0)' % (value,)
-        return None
-    if kind == 'enum':
-        words = spec[1]
-        takes_bool = 'true' in words
-        text = value.strip().lower()
-        # Unlike a boolean parameter, an enum takes its words whole: no prefix of on/off/true
-        # (postgres -C huge_pages -c huge_pages=of refuses it).
-        if text in words:
-            return None
-        shown = [word for word in words if word not in _BOOL_ALIASES] + (['on', 'off'] if takes_bool else [])
-        return '%r is not one of %s%s' % (value, ', '.join(sorted(set(shown), key=shown.index)),
-                                          ' (or another boolean spelling)' if takes_bool else '')
-    low, high = spec[1], spec[2]
-    if kind in ('memory', 'time'):
-        return _quantity_problem(name, value, kind, low, high)
-    pattern = _INTEGER_TEXT if kind == 'int' else _REAL
-    if not pattern.match(value):
-        return '%r is not %s' % (value, 'an integer' if kind == 'int' else 'a number')
-    number = float(value)
-    if number < low or (high is not None and number > high):
-        return '%r is out of range for %s (%s to %s)' % (value, name, low, 'any' if high is None else high)
-    return None
 
 
 def format_entry(name, value):

@@ -21,6 +21,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import journal
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import Result
 
 
@@ -36,6 +37,8 @@ class Plan(object):
         live = self.read_live(desired)
         persisted = self.read_persisted(desired)
         done = self.apply(desired, live, persisted, module)
+        # What apply() changed stays: a failure in a later plan does not take it back.
+        journal.settle()
         result = Result(self.check_mode)
         self.render(result, desired, live, persisted, done)
         return result

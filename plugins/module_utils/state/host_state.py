@@ -21,6 +21,7 @@ __metaclass__ = type
 import os
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import host_facts
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import HostError
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.block_queue.plan import BlockQueue
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter.plan import DbParameter
 from ansible_collections.dbhost.tuning.plugins.module_utils.state.desired import ROLES, compile_state, default_roles
@@ -69,6 +70,14 @@ PART_KEYS = {'sysctl': 'kernel_params', 'hugepages': 'hugepages', 'limits': 'res
              'block_queue': 'block_queue', 'mounts': 'mount_options', 'db_parameter': 'db_parameter',
              'processor_set': 'processor_set'}
 
+# Why a role listed in the roles can plan nothing: the inputs that would make it plan something.
+NOTHING_ASKED = {
+    'kernel_params': 'kernel_params_profile is none and kernel_params_settings is empty',
+    'block_queue': 'block_queue_devices is empty',
+    'direct_io': 'direct_io_mounts and direct_io_databases are empty, or no mount has an option for its file '
+                 'system type',
+}
+
 # What each role's compile step reads from the host's facts.
 FACT_SUBSETS = {'shared_memory': ('memory', 'hugepages'), 'processor_sets': ('memory', 'hugepages', 'numa'),
                 'direct_io': ('mounts',)}
@@ -95,6 +104,16 @@ class HostState(Plan):
         self.facts_reader = facts_reader or (lambda root, subsets: host_facts.gather(root, subsets, runner=runner))
         self.state = None
         self.ran = []
+
+    def lock_roots(self):
+        """The roots this run manages, each locked for the run (engine/lock.py): every role's ``<role>_root``."""
+        roots = []
+        for role in self.roles:
+            values = self.inputs.get(role) if isinstance(self.inputs.get(role), dict) else {}
+            root = values.get('%s_root' % role) or '/'
+            if isinstance(root, str) and root not in roots:
+                roots.append(root)
+        return roots or ['/']
 
     def read_facts(self):
         subsets = []
@@ -124,6 +143,8 @@ class HostState(Plan):
                 result = plan.run(module)
             except InputError as exc:
                 raise InputError('%s (%s): %s' % (call.owner, call.label, exc))
+            except HostError as exc:
+                raise HostError('%s (%s): %s' % (call.owner, call.label, exc))
             ran.append((call, plan, result))
         return ran
 
@@ -167,6 +188,10 @@ class HostState(Plan):
             plans.append({'kind': call.kind, 'owner': call.owner, 'label': call.label, 'changed': part.changed,
                           'restart_required': part.restart_required, 'settings': len(part.settings)})
         self._owners = owners
+        for role in self.roles:
+            if role in ROLES and not any(call.owner == role for call in self.state.calls):
+                result.warnings.append('%s: listed in the roles, but its variables ask for nothing (%s), so it '
+                                       'checked nothing' % (role, NOTHING_ASKED.get(role, 'no input')))
         if self.state.sizing is not None and 'shared_memory' in per_role:
             per_role['shared_memory']['sizing'] = self.state.sizing
         result.extra['roles'] = per_role

@@ -66,8 +66,12 @@ def live_info(live, key):
     return info, None
 
 
-def plain_value(raw, name):
-    """The user's value as text; strips one pair of wrapping quotes; refuses what no file can hold."""
+def plain_value(raw, name, keep_blanks=False):
+    """The user's value as text; strips one pair of wrapping quotes; refuses what no file can hold.
+
+    Blanks around the value are dropped, unless ``keep_blanks`` (PostgreSQL, whose quoted
+    strings keep them: log_line_prefix = '%m [%p] ' ends in a space on purpose).
+    """
     if isinstance(raw, bool):
         return None  # engines spell booleans their own way
     if isinstance(raw, (int, float)):
@@ -81,6 +85,8 @@ def plain_value(raw, name):
     text = raw.strip()
     if len(text) >= 2 and text[0] == text[-1] and text[0] in '"\'' and text[0] not in text[1:-1]:
         return text[1:-1]  # 'SETALL' given with its quotes
+    if keep_blanks and text:
+        text = raw
     for quote in ('"', "'"):
         # A value that opens or closes with a quote it never balances was cut or mistyped.
         if (text.startswith(quote) or text.endswith(quote)) and text.count(quote) % 2:

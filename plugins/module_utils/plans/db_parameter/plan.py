@@ -25,7 +25,7 @@ import re
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import PathError, rooted
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import PathError, check_regular, rooted
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import mycnf
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import oracle_pfile as pfile
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.base import Plan
@@ -60,7 +60,7 @@ class DbParameter(Plan):
     def __init__(self, engine, params, path=None, backup=False, root='/', oracle_home=None, oracle_sid=None,
                  sid='*', mysql_section='mysqld', read_live=True, reload=True, os_user=None, login_user=None,
                  login_password=None, login_host=None, login_port=None, login_db=None, fail_on_shadowed=True,
-                 check_mode=False, runner=None, which=None, euid=None, system_name=None):
+                 check_mode=False, runner=None, which=None, euid=None, system_name=None, find_server=None):
         self.engine_name = engine
         self.raw_params = params
         self.path = path
@@ -84,6 +84,9 @@ class DbParameter(Plan):
         self.which = which or (lambda name: None)
         self.euid = os.geteuid() if euid is None else euid
         self.system_name = system_name
+        # major version (or None) -> the server binary installed for it, or None; a test's seam
+        # (None: the engine looks where the distributions install it)
+        self.find_server = find_server
         self.wanted = {}
         self.engine = None
         self.shadowed = []
@@ -103,6 +106,9 @@ class DbParameter(Plan):
         self._check_options(engine_class)
         self.engine = engine_class(self)
         self.wanted = self._check_params()
+        if self.path is not None:
+            # a masked file, a FIFO or a folder is said as such, not as missing
+            check_regular(self.engine.write_path(self.path))
         if self.path is not None and not os.path.isfile(self.engine.write_path(self.path)):
             raise InputError(self.engine.missing_path(self.path))
 

@@ -15,14 +15,32 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import glob
 import os
 import pwd
+import re
 import time
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import postgresql_conf as pgconf
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter import pg_catalog
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter.common import (
     MAX_INCLUDE_DEPTH, Engine, LiveValue, plain_value)
+
+# Where a distribution installs the server of one major version (Debian, then PGDG's RPMs).
+SERVER_BINARIES = ('/usr/lib/postgresql/%s/bin/postgres', '/usr/pgsql-%s/bin/postgres')
+# The major version in the path of a configuration (/etc/postgresql/15/main, /var/lib/pgsql/15/data).
+_MAJOR_IN_PATH = re.compile(r'/(?:postgresql|pgsql)/([0-9]+)(?:\.[0-9]+)?/')
+
+
+def installed_server(major):
+    """The postgres binary of ``major`` on this system; with None, the only one installed."""
+    if major is not None:
+        found = [path % major for path in SERVER_BINARIES if os.access(path % major, os.X_OK)]
+    else:
+        found = sorted(set(path for pattern in SERVER_BINARIES for path in glob.glob(pattern % '[0-9]*')))
+        found = found if len(found) == 1 else []
+    return found[0] if found else None
 
 
 class PostgresqlEngine(Engine):
@@ -35,6 +53,8 @@ class PostgresqlEngine(Engine):
         Engine.__init__(self, plan)
         self.entries = []
         self.auto_conf = None
+        self.raw_values = {}
+        self.catalog = None
 
     def default_os_user(self):
         try:
@@ -51,18 +71,76 @@ class PostgresqlEngine(Engine):
         return name.lower()
 
     def desired(self, key, raw):
+        """The value as text; whether the server takes it is checked in locate() (check_catalog)."""
+        self.raw_values[key] = raw
         if isinstance(raw, bool):
             return 'on' if raw else 'off'
         if isinstance(raw, (list, tuple)):
             raw = ','.join(str(v) for v in raw)
-        text = plain_value(raw, key)
-        problem = pgconf.value_problem(key, text)
-        if problem:
-            raise InputError('params %r: %s' % (key, problem))
-        return text
+        return plain_value(raw, key, keep_blanks=True)
 
     def same(self, key, have, want, live=None):
-        return pgconf.same_value(key, have, want, base_unit=live.unit if live is not None else None)
+        unit = live.unit if live is not None else None
+        setting = self.catalog.get(key) if self.catalog is not None and unit is None else None
+        if setting is not None and setting.unit not in (None, '?'):
+            unit = setting.unit
+        return pgconf.same_value(key, have, want, base_unit=unit)
+
+    def is_static(self, key, live):
+        if live is not None and live.static is not None:
+            return live.static
+        setting = self.catalog.get(key) if self.catalog is not None else None
+        if setting is not None and setting.context:
+            return setting.context == 'postmaster'
+        return key in self.static_names
+
+    # -- the server's list of parameters ------------------------------------------
+    def locate(self):
+        self.load()
+        self.check_catalog()
+
+    def check_catalog(self):
+        """Refuse a name or a value the server would refuse (it would not start with it)."""
+        major = self.major_version()
+        described, binary = self.describe_config(major)
+        if binary and major is None:
+            major = int(re.search(r'(?:postgresql/|pgsql-)([0-9]+)', binary).group(1))
+        self.catalog = pg_catalog.catalog_for(major, described, binary)
+        for key in sorted(self.plan.wanted):
+            problem = self.catalog.problem(key, self.raw_values.get(key), self.plan.wanted[key])
+            if problem:
+                raise InputError('params %r: %s' % (key, problem))
+
+    def major_version(self):
+        """The major version of this configuration: PG_VERSION in the data directory (or beside
+        the file), else the path (/etc/postgresql/15/main); None when neither says."""
+        folders = [entry.value for entry in self.entries if entry.name == 'data_directory']
+        folders.append(os.path.dirname(self.plan.path))
+        for folder in folders:
+            try:
+                text = self.read(os.path.join(self.include_path(self.plan.path, folder), 'PG_VERSION'), {})
+            except (InputError, OSError, UnicodeError):
+                text = None
+            match = re.match(r'\s*([0-9]+)', text or '')
+            if match:
+                return int(match.group(1))
+        match = _MAJOR_IN_PATH.search(self.plan.path)
+        return int(match.group(1)) if match else None
+
+    def describe_config(self, major):
+        """(output of postgres --describe-config, the binary) of the server of ``major``
+        installed on the running system; (None, None) under another root or without one."""
+        plan = self.plan
+        if plan.root != '/' or plan.runner is None:
+            return None, None
+        binary = (plan.find_server or installed_server)(major)
+        if not binary:
+            return None, None
+        try:
+            rc, out, dummy = plan.runner([binary, '--describe-config'])
+        except OSError:
+            return None, None
+        return (out, binary) if rc == 0 and out else (None, None)
 
     # -- files ------------------------------------------------------------------
     def load(self, override=None):

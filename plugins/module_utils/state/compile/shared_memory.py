@@ -69,7 +69,7 @@ def compile_shared_memory(state, v, facts, numa_node=None):
             use_hugepages=flag(v, 'shared_memory_hugepages', True), numa_node=numa_node,
             etc_system=flag(v, 'shared_memory_etc_system', False))
     except SizingError as exc:
-        raise InputError('shared_memory: %s' % exc)
+        raise InputError(_as_variables(str(exc)))
     sources = SOURCES[engine]
     common = dict(root=root, backup=flag(v, 'shared_memory_backup', False),
                   fail_on_shadowed=flag(v, 'shared_memory_fail_on_shadowed', True))
@@ -81,6 +81,24 @@ def compile_shared_memory(state, v, facts, numa_node=None):
     elif system == 'SunOS':
         _project(state, v, shm_settings, user, sources, dict(root=root, backup=common['backup']))
     return shm_settings
+
+
+# The sizing's argument names (sizing/shm.py, the shm_settings filter) as the role's variables.
+SIZING_NAMES = {'shared_memory': 'shared_memory_size', 'engine': 'shared_memory_engine',
+                'hugepage_size': 'shared_memory_hugepage_size', 'hugepages_cap': 'shared_memory_hugepages_cap',
+                'hugepages_margin': 'shared_memory_hugepages_margin', 'numa_node': 'shared_memory_numa_node',
+                'group_gid': 'shared_memory_group'}
+
+
+def _as_variables(message):
+    """A sizing error worded with the role's variables (shared_memory_size, not the filter's shared_memory)."""
+    name, sep, rest = message.partition(': ')
+    if sep and name in SIZING_NAMES:
+        message = '%s: %s' % (SIZING_NAMES[name], rest)
+    for name, variable in SIZING_NAMES.items():
+        if name != 'shared_memory':
+            message = message.replace('raise %s' % name, 'raise %s' % variable)
+    return message
 
 
 def _account(v, system, engine, root):

@@ -222,6 +222,43 @@ def test_drift_check_never_reads_a_stale_report(lab):
     assert sorted(os.listdir(str(report_dir))) == ['notes.txt']
 
 
+@pytest.mark.parametrize('case', ['missing inventory', 'broken inventory', 'limit matches nothing',
+                                  'pattern matches nothing'])
+def test_no_host_checked_is_its_own_exit_code_never_clean(lab, case):
+    report_dir = lab['base'] / ('no-hosts-' + case.replace(' ', '-'))
+    broken = lab['base'] / 'broken-inventory.ini'
+    broken.write_text(u'[db\nnot an inventory = =\n')
+    inventory, extra = lab['inventory'], []
+    if case == 'missing inventory':
+        inventory = str(lab['base'] / 'nonexist')
+    elif case == 'broken inventory':
+        inventory = str(broken)
+    elif case == 'limit matches nothing':
+        extra = ['--limit', 'no-such-host']
+    else:
+        extra = ['-e', 'dbhost_hosts=no-such-group']
+    playbook = os.path.join(CHECKOUT, 'playbooks', 'drift.yml') if case == 'pattern matches nothing' \
+        else lab['playbook']
+    command = [DRIFT_CHECK, '--playbook', playbook, '--report-dir', str(report_dir), '--', '-i', inventory] + extra
+    done = subprocess.run(command, env=lab['env'], capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 5, done.stdout + done.stderr
+    assert 'no host was checked' in done.stderr and 'clean' not in done.stderr
+    assert done.stderr.rstrip().endswith('exit 5')
+
+
+def test_from_report_of_no_host_is_no_hosts(tmp_path, capsys):
+    drift_check_module = load_drift_check()
+    (tmp_path / 'drift.json').write_text(json.dumps({'summary': {'state': 'clean', 'hosts': 0}, 'hosts': {}}))
+    assert drift_check_module.main(['--from-report', str(tmp_path)]) == 5
+    assert drift_check_module.main(['--from-report', str(tmp_path), '--report-only']) == 5
+    assert 'checked no host; exit 5' in capsys.readouterr().err
+
+
+def test_drift_check_runs_with_python3_from_path():
+    with open(DRIFT_CHECK) as stream:
+        assert stream.readline() == '#!/usr/bin/env python3\n'
+
+
 def test_drift_check_bad_usage_is_no_verdict(lab):
     done = subprocess.run([DRIFT_CHECK, '--no-such-option'], env=lab['env'],
                           capture_output=True, text=True, timeout=60, check=False)

@@ -9,6 +9,10 @@ import pytest
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import mycnf
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import oracle_pfile as pfile
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import postgresql_conf as pgconf
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter import pg_catalog
+
+PG15 = pg_catalog.catalog_for(15)  # the shipped table; tests/unit/plugins/modules/test_pg_catalog_server.py
+#                                    holds the same checks to the real server
 
 
 @pytest.mark.parametrize('name, value', [
@@ -24,10 +28,11 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.formats import postg
     ('fsync', 'on'), ('fsync', 'yes'), ('fsync', '0'), ('fsync', 't'), ('fsync', 'of'), ('jit', 'FALSE'),
     ('max_connections', '200'), ('effective_io_concurrency', '200'), ('random_page_cost', '1.1'),
     ('checkpoint_completion_target', '0.9'), ('random_page_cost', '4'),
+    ('max_connections', '100.5'),  # the server rounds a fraction (postgres -C max_connections: 100)
     ('log_line_prefix', '%m [%p] # '), ('search_path', '"$user", public'), ('my.custom', 'a # b'),
 ])
 def test_postgresql_accepts_what_the_server_takes(name, value):
-    assert pgconf.value_problem(name, value) is None
+    assert PG15.problem(name, value, value) is None
 
 
 @pytest.mark.parametrize('name, value, why', [
@@ -43,7 +48,7 @@ def test_postgresql_accepts_what_the_server_takes(name, value):
     ('checkpoint_timeout', '5', 'out of range'),
     ('checkpoint_timeout', '2d', 'out of range'),
     ('checkpoint_timeout', '5MB', 'not a time value'),
-    ('huge_pages', 'maybe', 'try, on, off'),
+    ('huge_pages', 'maybe', 'off, on, try'),
     ('huge_pages', 'on # why', 'not one of'),
     ('huge_pages', 'of', 'not one of'),             # enums take no boolean prefixes
     ('synchronous_commit', 'tr', 'not one of'),
@@ -52,12 +57,15 @@ def test_postgresql_accepts_what_the_server_takes(name, value):
     ('fsync', 'o', 'not a boolean'),
     ('fsync', 'enabled', 'not a boolean'),
     ('max_connections', '0', 'out of range'),
-    ('max_connections', '100.5', 'not an integer'),
+    ('max_connections', '100.5MB', 'takes no unit'),
+    ('shared_buffers', True, 'is a boolean'),
+    ('wrok_mem', '4MB', "did you mean 'work_mem'"),
+    ('block_size', '16384', 'fixed when PostgreSQL is built'),
     ('random_page_cost', 'cheap', 'not a number'),
     ('checkpoint_completion_target', '1.5', 'out of range'),
 ])
 def test_postgresql_refuses_what_the_server_refuses(name, value, why):
-    problem = pgconf.value_problem(name, value)
+    problem = PG15.problem(name, value, ('on' if value else 'off') if isinstance(value, bool) else value)
     assert problem is not None and why in problem
 
 

@@ -9,6 +9,7 @@ import stat
 import pytest
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import files
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import HostError
 
 
 def test_rooted_joins_and_refuses_escape():
@@ -46,7 +47,7 @@ def test_failed_write_leaves_file_and_no_temp(tmp_path, monkeypatch):
     def broken_rename(src, dst):
         raise OSError(28, 'No space left on device')
     monkeypatch.setattr(os, 'rename', broken_rename)
-    with pytest.raises(OSError):
+    with pytest.raises(HostError, match=r'replacing .*/f\.conf: No space left on device'):
         files.write_atomic(path, 'new\n')
     assert open(path).read() == 'old\n'
     assert os.listdir(str(tmp_path)) == ['f.conf']

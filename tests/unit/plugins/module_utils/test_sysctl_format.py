@@ -147,6 +147,24 @@ def test_precedence_dev_null_link_disables(tmp_path):
     assert _winner(root, 'kernel.core_pattern') == (None, None)
 
 
+def test_our_own_file_masked_is_not_read_at_boot(tmp_path):
+    """A link to /dev/null masks our file like any other: the text we would write there is
+    not what boot applies, so the boot value is the vendor's."""
+    root = str(tmp_path)
+    ours = '/etc/sysctl.d/90-dbhost-tuning.conf'
+    _write(root, '/usr/lib/sysctl.d/50-default.conf', 'vm.swappiness = 60\n')
+    _write(root, '/etc/sysctl.d/10-unrelated.conf', 'kernel.panic = 10\n')
+    os.symlink('/dev/null', os.path.join(root, ours.lstrip('/')))
+    assert [shown for shown, local in sysctl.boot_files(root, extra=ours)] == [
+        '/etc/sysctl.d/10-unrelated.conf', '/usr/lib/sysctl.d/50-default.conf']
+    assert _winner(root, 'vm.swappiness', extra=ours, extra_text='vm.swappiness = 10\n') == (
+        '60', '/usr/lib/sysctl.d/50-default.conf')
+    # The same name in /usr/lib is masked too: a masked name hides every later folder's file.
+    _write(root, '/usr/lib/sysctl.d/90-dbhost-tuning.conf', 'vm.swappiness = 20\n')
+    assert _winner(root, 'vm.swappiness', extra=ours, extra_text='vm.swappiness = 10\n') == (
+        '60', '/usr/lib/sysctl.d/50-default.conf')
+
+
 def test_sysctl_conf_applies_last_unless_linked(tmp_path):
     root = str(tmp_path)
     _write(root, '/etc/sysctl.d/99-zz.conf', 'vm.swappiness = 5\n')

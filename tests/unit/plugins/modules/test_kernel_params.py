@@ -116,6 +116,22 @@ def test_shadowed_by_a_later_file(root, run_module):
     assert records(again)['kernel.shmmni']['status'] == 'shadowed'
 
 
+def test_our_file_masked_boot_value_ignores_it(root, run_module):
+    """An admin masked our file (a link to /dev/null): boot reads the vendor's value, so what
+    we would write there cannot persist; nothing is written, and the refusal says why."""
+    os.symlink('/dev/null', os.path.join(root, OUR_FILE.lstrip('/')))
+    before = digest(root)
+    result = run_module(kernel_params, {'params': {'kernel.panic_on_oops': 1}, 'root': root, 'apply': False},
+                        check_mode=True)
+    assert digest(root) == before
+    record = records(result)['kernel.panic_on_oops']
+    assert (record['persisted'], record['status']) == ('0', 'shadowed')
+    assert '/usr/lib/sysctl.d/50-default.conf' in record['detail']
+    done = run_module(kernel_params, {'params': {'kernel.panic_on_oops': 1}, 'root': root, 'apply': False})
+    assert done['failed'] is True and '/dev/null' in done['msg']
+    assert digest(root) == before
+
+
 def test_fixed_by_hand_lost_at_reboot_is_drift(root, run_module):
     run_module(kernel_params, {'params': {'kernel.panic_on_oops': 1}, 'root': root})
     os.unlink(os.path.join(root, OUR_FILE.lstrip('/')))  # live is 1, nothing persists it any more

@@ -438,6 +438,38 @@ def test_minimum_service_limit_met_by_infinity_is_kept(root, run_module):
     assert not exists(root, DROPIN)
 
 
+@pytest.mark.parametrize('host, wanted', [
+    ('LimitMEMLOCK=1G', '1073741824'),
+    ('LimitMEMLOCK=1073741824', '1G'),
+    ('LimitMEMLOCK=1G:infinity', '1073741824'),
+    ('LimitMEMLOCK=infinity', 'infinity'),
+])
+def test_minimum_service_limit_equal_in_another_spelling_is_ok_and_kept(root, run_module, host, wanted):
+    # The unit's own file says it one way, the desired value another: equal is met under
+    # a minimum, nothing is written, and the unit keeps its spelling.
+    put(root, '/etc/systemd/system/postgresql.service.d/50-local.conf', '[Service]\n%s\n' % host)
+    before = digest(root)
+    result = run_module(resource_limits, {'service': 'postgresql', 'service_limits': {'LimitMEMLOCK': wanted},
+                                          'comparison': 'minimum', 'root': root})
+    assert result['changed'] is False and digest(root) == before
+    record = result['settings'][0]
+    assert (record['status'], record['comparison']) == ('ok', 'minimum')
+    assert read(root, '/etc/systemd/system/postgresql.service.d/50-local.conf') == '[Service]\n%s\n' % host
+    assert not exists(root, DROPIN)
+
+
+@pytest.mark.parametrize('host, wanted', [('unlimited', 'infinity'), ('infinity', 'unlimited'), ('-1', 'unlimited'),
+                                          ('unlimited', -1)])
+def test_minimum_memlock_unlimited_in_another_spelling_is_ok_and_kept(root, run_module, host, wanted):
+    put(root, '/etc/security/limits.conf', 'oracle - memlock %s\n' % host)
+    before = digest(root)
+    result = run_module(resource_limits, {'limits': [{'domain': 'oracle', 'type': '-', 'item': 'memlock',
+                                                      'value': wanted}], 'comparison': 'minimum', 'root': root})
+    assert result['changed'] is False and digest(root) == before
+    assert [(s['status'], s['persisted']) for s in result['settings']] == [('ok', 'unlimited')]
+    assert not exists(root, OURS)
+
+
 def test_default_reader_reads_the_process_limits_through_sysfs(root):
     # The running service's limits come from the kernel's /proc/<pid>/limits, read as a
     # pseudo-file: this process's own table parses; a pid that is gone reads as nothing.

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+# -*- coding: utf-8 -*-
 # Copyright: contributors to dbhost.tuning
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Write the table of PostgreSQL parameters of one major version that db_parameter ships.
@@ -13,7 +13,7 @@ and writes plugins/module_utils/plans/db_parameter/pg_settings_<major>.py, whose
 says which build the table came from.
 
 Usage:
-  scripts/pg-settings-table.py --bindir /usr/lib/postgresql/15/bin [--chroot DIR] [--output FILE]
+  python3 scripts/pg-settings-table.py --bindir /usr/lib/postgresql/15/bin [--chroot DIR] [--output FILE]
 
   --bindir   the folder of postgres, initdb, pg_ctl and psql
   --chroot   run them inside this tree (chroot(8)); how the tables of majors this machine

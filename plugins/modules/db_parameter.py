@@ -40,6 +40,11 @@ description:
     boolean for a number, a unit of the wrong kind, a value out of the parameter's range (after its unit),
     an enum word the server does not take, and an internal parameter such as C(block_size) are refused, since
     the server would not start with them. Names with a dot (C(pg_stat_statements.max)) are not checked.
+  - MySQL and MariaDB option names are checked, when O(root=/) and the server is installed
+    (C(/usr/sbin/mariadbd), C(/usr/sbin/mysqld)), against what C(mysqld --no-defaults --verbose --help) lists;
+    an unknown name (C(innodb_bufer_pool_size)) or the beginning of a name is refused with the closest known
+    one, since the server would not start with it (an ambiguous beginning disables InnoDB). A name given with
+    C(loose-) is not checked, and is written with its C(loose-) prefix, which makes the server ignore it.
   - MySQL and MariaDB option files are read with C(!include) and C(!includedir); the server's groups
     (C([mysqld]), C([server]), C([mysqld-X.Y]), and MariaDB's) are merged in reading order, and the last
     setting wins. New options go into the last O(mysql_section) group of O(path).

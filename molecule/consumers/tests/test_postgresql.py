@@ -127,7 +127,8 @@ def test_postgresql_refuses_the_value(host, rejected):
     expect.show('\npostgres -C %s -c %s=%s: rc %d: %s' % (rejected['name'], rejected['name'], rejected['value'], result.rc,
                                                           expect.output(result).strip()))
     assert result.rc != 0
-    assert re.search(r'invalid value for parameter|outside the valid range', expect.output(result)), expect.output(result)
+    assert re.search(r'invalid value for parameter|outside the valid range|unrecognized configuration parameter',
+                     expect.output(result)), expect.output(result)
 
 
 @pytest.mark.parametrize('rejected', REJECTED, ids=lambda item: '%s=%s' % (item['name'], item['value']))

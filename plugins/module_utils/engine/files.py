@@ -232,15 +232,29 @@ def check_regular(path, root=None):
     return regular.existing(target, _shown(path, target))
 
 
+def kernel_path(root, path):
+    """``path`` (a kernel pseudo-file or folder as the managed system names it: /proc/meminfo,
+    /sys/devices/system/cpu/online) under ``root``, every link on it resolved within root
+    (confine()): PathError naming the link when one leads out of root."""
+    _check_managed(path)
+    top = _root_of(root)
+    return confine(top, os.path.join(top, path.lstrip('/')))
+
+
 def read_text(path, root=None):
     """Return the file's text, or None when it does not exist.
 
     The path is resolved again within its root (given, the HostPath's, else ``/``), so a
-    link is never followed out of it.  A masked file or anything but a regular file is
-    refused (FileKindError naming it); a FIFO is never waited on.  Bytes that are not
+    link is never followed out of it.  A masked file (a link to /dev/null) reads as absent,
+    as a boot sees it; anything else but a regular file is refused (FileKindError naming
+    it); a FIFO is never waited on.  Bytes that are not
     UTF-8 are kept (surrogateescape): write_atomic() writes them back as they were.
     """
-    target = _target(path, root)[0]
+    try:
+        target = _target(path, root)[0]
+    except regular.MaskedError:
+        # what a boot reads of a masked file: nothing (writing it is refused)
+        return None
     data = regular.read_bytes(target, _shown(path, target))
     return None if data is None else data.decode('utf-8', 'surrogateescape')
 
@@ -404,7 +418,9 @@ def check_writable(path, content='', root=None):
         if os.path.lexists(folder):
             raise HostError('writing %s: %s is in the way (it is not a folder)' % (target, folder))
         folder = os.path.dirname(folder)
-    if not os.access(folder, os.W_OK):
+    # the effective user's rights (a run may have dropped from root)
+    effective = os.access in getattr(os, 'supports_effective_ids', ())
+    if not (os.access(folder, os.W_OK, effective_ids=True) if effective else os.access(folder, os.W_OK)):
         error = errno.EROFS if regular.read_only(folder) else errno.EACCES
         raise host_error('writing', target, OSError(error, os.strerror(error)))
     try:
@@ -462,6 +478,13 @@ class FileChange(object):
             return None
         self.tidy()
         return self.apply(module, backup_file=backup_file)
+
+    def check(self, check_mode=False):
+        """Before live values are written: refuse (HostError, naming the file) a change that
+        could not be written (check_writable()).  Nothing in check mode or when not needed."""
+        if check_mode or not self.needed:
+            return
+        check_writable(self.path, self.after or '', root=self.root)
 
     def apply(self, module=None, backup_file=False, mode=0o644, make_parents=True):
         if not self.needed:

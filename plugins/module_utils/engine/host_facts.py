@@ -4,7 +4,9 @@
 """Internal to dbhost.tuning: the host facts that sizing and drift reports need.
 
 One pass over /proc and /sys (Linux), or a handful of commands (SunOS, FreeBSD); no
-per-item command.  Every reader takes ``root`` so unit tests feed a fake tree.
+per-item command.  Every reader takes ``root`` so unit tests feed a fake tree, and reads
+within it: every path goes through kernel_path()/confine() (engine/files.py), so a link
+under <root>/proc or <root>/sys that leads out of root is refused, never read.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -19,12 +21,18 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.engine import numa
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import sysfs
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import confine, kernel_path, read_text
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import InputError
 
 SUBSETS = ('memory', 'hugepages', 'numa', 'transparent_hugepage', 'shm', 'block_devices', 'mounts', 'cpusets')
 SHM_KEYS = ('kernel.shmmax', 'kernel.shmall', 'kernel.shmmni', 'kernel.sem', 'vm.nr_hugepages',
             'vm.hugetlb_shm_group')
 QUEUE_SKIP = frozenset(['iosched', 'iostats_passthrough'])
+
+
+def _read(root, path):
+    """A kernel pseudo-file's stripped text (sysfs.read_text()), read within ``root``."""
+    return sysfs.read_text(confine(root, path))
 
 
 def _listdir(path):
@@ -53,7 +61,7 @@ def linux_memory(root):
 
 def linux_hugepages(root):
     pools = {}
-    base = os.path.join(root, 'sys', 'kernel', 'mm', 'hugepages')
+    base = kernel_path(root, '/sys/kernel/mm/hugepages')
     for name in _listdir(base):
         match = re.match(r'^hugepages-([0-9]+)kB\Z', name)
         if not match:
@@ -62,20 +70,20 @@ def linux_hugepages(root):
         folder = os.path.join(base, name)
         pools[str(size)] = {
             'size_bytes': size,
-            'total': _int(sysfs.read_text(os.path.join(folder, 'nr_hugepages'))),
-            'free': _int(sysfs.read_text(os.path.join(folder, 'free_hugepages'))),
-            'surplus': _int(sysfs.read_text(os.path.join(folder, 'surplus_hugepages'))),
-            'reserved': _int(sysfs.read_text(os.path.join(folder, 'resv_hugepages'))),
+            'total': _int(_read(root, os.path.join(folder, 'nr_hugepages'))),
+            'free': _int(_read(root, os.path.join(folder, 'free_hugepages'))),
+            'surplus': _int(_read(root, os.path.join(folder, 'surplus_hugepages'))),
+            'reserved': _int(_read(root, os.path.join(folder, 'resv_hugepages'))),
             'nodes': {},
         }
-    node_base = os.path.join(root, 'sys', 'devices', 'system', 'node')
+    node_base = kernel_path(root, '/sys/devices/system/node')
     for node in _listdir(node_base):
         match = re.match(r'^node([0-9]+)\Z', node)
         if not match:
             continue
         for size_key, pool in pools.items():
             name = 'hugepages-%dkB' % (pool['size_bytes'] // 1024)
-            count = sysfs.read_text(os.path.join(node_base, node, 'hugepages', name, 'nr_hugepages'))
+            count = _read(root, os.path.join(node_base, node, 'hugepages', name, 'nr_hugepages'))
             if count is not None:
                 pool['nodes'][match.group(1)] = int(count)
     return pools
@@ -95,21 +103,21 @@ def linux_numa(root):
 
 
 def linux_thp(root):
-    base = os.path.join(root, 'sys', 'kernel', 'mm', 'transparent_hugepage')
-    return dict((name, sysfs.read_value(os.path.join(base, name))) for name in ('enabled', 'defrag')
+    base = kernel_path(root, '/sys/kernel/mm/transparent_hugepage')
+    return dict((name, sysfs.read_value(confine(root, os.path.join(base, name)))) for name in ('enabled', 'defrag')
                 if os.path.exists(os.path.join(base, name)))
 
 
 def linux_shm(root):
     values = {}
     for key in SHM_KEYS:
-        text = sysfs.read_text(os.path.join(root, 'proc', 'sys', key.replace('.', '/')))
+        text = _read(root, kernel_path(root, '/proc/sys/' + key.replace('.', '/')))
         if text is not None:
             values[key] = ' '.join(text.split())
     return values
 
 
-def _block_identifiers(folder):
+def _block_identifiers(root, folder):
     ids = {}
     for field, candidates in (
             ('wwid', ('wwid', 'device/wwid')),
@@ -119,7 +127,7 @@ def _block_identifiers(folder):
             ('dm_name', ('dm/name',)),
             ('dm_uuid', ('dm/uuid',))):
         for candidate in candidates:
-            value = sysfs.read_text(os.path.join(folder, candidate))
+            value = _read(root, os.path.join(folder, candidate))
             if value:
                 ids[field] = value
                 break
@@ -128,28 +136,28 @@ def _block_identifiers(folder):
 
 def linux_block_devices(root):
     devices = {}
-    base = os.path.join(root, 'sys', 'block')
+    base = kernel_path(root, '/sys/block')
     for name in _listdir(base):
-        folder = os.path.join(base, name)
+        folder = confine(root, os.path.join(base, name))
         queue = {}
-        queue_folder = os.path.join(folder, 'queue')
+        queue_folder = confine(root, os.path.join(folder, 'queue'))
         for attribute in _listdir(queue_folder):
-            path = os.path.join(queue_folder, attribute)
+            path = confine(root, os.path.join(queue_folder, attribute))
             if attribute in QUEUE_SKIP or not os.path.isfile(path):
                 continue
             value = sysfs.read_value(path)
             if value is not None:
                 queue[attribute] = value
         device = {
-            'dev': sysfs.read_text(os.path.join(folder, 'dev')),
-            'size_sectors': _int(sysfs.read_text(os.path.join(folder, 'size'))),
-            'removable': sysfs.read_text(os.path.join(folder, 'removable')) == '1',
+            'dev': _read(root, os.path.join(folder, 'dev')),
+            'size_sectors': _int(_read(root, os.path.join(folder, 'size'))),
+            'removable': _read(root, os.path.join(folder, 'removable')) == '1',
             'partitions': [p for p in _listdir(folder) if os.path.exists(os.path.join(folder, p, 'partition'))],
             'slaves': _listdir(os.path.join(folder, 'slaves')),
             'holders': _listdir(os.path.join(folder, 'holders')),
             'queue': queue,
         }
-        device.update(_block_identifiers(folder))
+        device.update(_block_identifiers(root, folder))
         devices[name] = device
     return devices
 
@@ -167,26 +175,26 @@ def parse_mountinfo(text):
 
 
 def linux_mounts(root):
-    return parse_mountinfo(sysfs.read_text(os.path.join(root, 'proc', 'self', 'mountinfo')))
+    return parse_mountinfo(_read(root, kernel_path(root, '/proc/self/mountinfo')))
 
 
 def linux_cpusets(root):
     sets = {}
-    v1 = os.path.join(root, 'sys', 'fs', 'cgroup', 'cpuset')
+    v1 = kernel_path(root, '/sys/fs/cgroup/cpuset')
     if os.path.isfile(os.path.join(v1, 'cpuset.cpus')):
         sets['hierarchy'] = 'v1'
         for name in [''] + [d for d in _listdir(v1) if os.path.isdir(os.path.join(v1, d))]:
             folder = os.path.join(v1, name)
-            sets['/' + name] = {'cpus': sysfs.read_text(os.path.join(folder, 'cpuset.cpus')),
-                                'mems': sysfs.read_text(os.path.join(folder, 'cpuset.mems'))}
+            sets['/' + name] = {'cpus': _read(root, os.path.join(folder, 'cpuset.cpus')),
+                                'mems': _read(root, os.path.join(folder, 'cpuset.mems'))}
         return sets
-    v2 = os.path.join(root, 'sys', 'fs', 'cgroup')
+    v2 = kernel_path(root, '/sys/fs/cgroup')
     if os.path.isfile(os.path.join(v2, 'cgroup.controllers')):
         sets['hierarchy'] = 'v2'
-        controllers = (sysfs.read_text(os.path.join(v2, 'cgroup.controllers')) or '').split()
+        controllers = (_read(root, os.path.join(v2, 'cgroup.controllers')) or '').split()
         sets['cpuset_controller'] = 'cpuset' in controllers
-        sets['/'] = {'cpus': sysfs.read_text(os.path.join(v2, 'cpuset.cpus.effective')),
-                     'mems': sysfs.read_text(os.path.join(v2, 'cpuset.mems.effective'))}
+        sets['/'] = {'cpus': _read(root, os.path.join(v2, 'cpuset.cpus.effective')),
+                     'mems': _read(root, os.path.join(v2, 'cpuset.mems.effective'))}
     return sets
 
 
@@ -245,7 +253,7 @@ def sunos_facts(root, runner, subsets):
     if 'cpusets' in subsets:
         rc, out, dummy = runner(['/usr/sbin/psrset', '-i'])
         facts['processor_sets'] = parse_psrset(out) if rc == 0 else {}
-    facts['projects'] = parse_project(sysfs.read_text(os.path.join(root, 'etc', 'project')))
+    facts['projects'] = parse_project(read_text(os.path.join(root, 'etc', 'project'), root=root))
     return facts
 
 

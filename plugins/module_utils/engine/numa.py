@@ -14,6 +14,7 @@ import os
 import re
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import sysfs
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import confine, kernel_path
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import InputError
 
 _RANGE = re.compile(r'^([0-9]+)(?:-([0-9]+)(?::([0-9]+))?)?\Z')
@@ -79,8 +80,8 @@ def cpu_list_from_file(text, path):
         raise KernelFileError('%s is not a CPU list as the kernel writes it: %s' % (path, exc))
 
 
-def _read_cpu_list(path):
-    return cpu_list_from_file(sysfs.read_text(path), path)
+def _read_cpu_list(path, root='/'):
+    return cpu_list_from_file(sysfs.read_text(confine(root or '/', path)), path)
 
 
 def read_topology(root='/'):
@@ -89,11 +90,13 @@ def read_topology(root='/'):
     {'nodes': {N: {'cpus': [...], 'memory_bytes': int or None, 'distances': [...]}},
      'online_cpus': [...], 'possible_cpus': [...], 'offline_cpus': [...]}
     A machine without node folders (no NUMA support) is one node 0 holding every online CPU.
+    Every file is read within root: a link that leads out of it is refused (PathError).
     """
-    base = os.path.join(root or '/', 'sys', 'devices', 'system')
-    online = _read_cpu_list(os.path.join(base, 'cpu', 'online'))
-    possible = _read_cpu_list(os.path.join(base, 'cpu', 'possible')) or list(online)
-    offline = _read_cpu_list(os.path.join(base, 'cpu', 'offline'))
+    root = root or '/'
+    base = kernel_path(root, '/sys/devices/system')
+    online = _read_cpu_list(os.path.join(base, 'cpu', 'online'), root)
+    possible = _read_cpu_list(os.path.join(base, 'cpu', 'possible'), root) or list(online)
+    offline = _read_cpu_list(os.path.join(base, 'cpu', 'offline'), root)
     nodes = {}
     node_base = os.path.join(base, 'node')
     names = sorted(os.listdir(node_base)) if os.path.isdir(node_base) else []
@@ -101,19 +104,19 @@ def read_topology(root='/'):
         match = _NODE_NAME.match(name)
         if not match:
             continue
-        folder = os.path.join(node_base, name)
+        folder = confine(root, os.path.join(node_base, name))
         memory = None
-        meminfo = sysfs.read_text(os.path.join(folder, 'meminfo')) or ''
+        meminfo = sysfs.read_text(confine(root, os.path.join(folder, 'meminfo'))) or ''
         found = re.search(r'MemTotal:\s+([0-9]+)\s+kB', meminfo)
         if found:
             memory = int(found.group(1)) * 1024
         distance_file = os.path.join(folder, 'distance')
-        distance_words = (sysfs.read_text(distance_file) or '').split()
+        distance_words = (sysfs.read_text(confine(root, distance_file)) or '').split()
         if not all(re.match(r'[0-9]+\Z', word) for word in distance_words):
             raise KernelFileError('%s is not a list of NUMA distances: %r' % (distance_file, ' '.join(distance_words)))
         distances = [int(d) for d in distance_words]
         nodes[int(match.group(1))] = {
-            'cpus': _read_cpu_list(os.path.join(folder, 'cpulist')),
+            'cpus': _read_cpu_list(os.path.join(folder, 'cpulist'), root),
             'memory_bytes': memory,
             'distances': distances,
         }

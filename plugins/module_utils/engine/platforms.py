@@ -16,6 +16,7 @@ import platform
 import re
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import sysfs
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import kernel_path
 
 LINUX = 'Linux'
 SUNOS = 'SunOS'
@@ -68,6 +69,8 @@ def parse_meminfo(text):
 
 
 def meminfo(root='/'):
-    path = os.path.join(root or '/', 'proc', 'meminfo')
+    """<root>/proc/meminfo parsed (parse_meminfo()); {} when it cannot be read.  A link on the
+    way that leads out of root is refused (PathError), as for every file under root."""
+    path = kernel_path(root, '/proc/meminfo')
     content = sysfs.read_text(path)
     return parse_meminfo(content) if content is not None else {}

@@ -71,7 +71,7 @@ def run_plan(module, make_plan):
         module.fail_json(msg='%s; %s' % (describe_os_error(exc), journal.summary(put_back, stuck)),
                          changed=bool(journal.changes()))
     # A plan may shape its own result (host_state adds each record's owner); the contract's keys stay.
-    output = plan.output(result) if hasattr(plan, 'output') else result.as_dict()
+    output = json_safe(plan.output(result) if hasattr(plan, 'output') else result.as_dict())
     # ansible-core 2.19 deprecates a warnings key in a module's result: use module.warn().
     for warning in output.pop('warnings', []):
         module.warn(warning)
@@ -84,6 +84,26 @@ def run_plan(module, make_plan):
         # (drift_gate), so that a report can tell drift from a failed check.
         module.fail_json(msg=gate, drift_gate=True, **output)
     module.exit_json(**output)
+
+
+def json_safe(value):
+    """``value`` with every string valid Unicode: a file's bytes that are not UTF-8 are read
+    and written as they are (surrogateescape), but shown in the result (a diff, a record)
+    as U+FFFD, which the controller can decode and print."""
+    if isinstance(value, str):
+        try:
+            value.encode('utf-8')
+        except UnicodeEncodeError:
+            try:
+                return value.encode('utf-8', 'surrogateescape').decode('utf-8', 'replace')
+            except UnicodeEncodeError:
+                return value.encode('utf-8', 'replace').decode('utf-8')
+        return value
+    if isinstance(value, dict):
+        return dict((json_safe(key), json_safe(item)) for key, item in value.items())
+    if isinstance(value, (list, tuple)):
+        return [json_safe(item) for item in value]
+    return value
 
 
 def _with_changes(message, changes):

@@ -235,15 +235,19 @@ class HugePages(Plan):
         if not self.supported:
             return None
         sysctl_changes, tmpfiles_changes = self._file_changes(desired, live, persisted)
-        live_after, outcome = self._allocate_all(desired, live)
         sysctl_before, tmpfiles_before = persisted['texts']
         afters = [sysctl.render(sysctl_before, sysctl_changes, header=SYSCTL_HEADER)
                   if sysctl_changes else sysctl_before,
                   tmpfiles.render(tmpfiles_before, tmpfiles_changes, header=TMPFILES_HEADER)
                   if tmpfiles_changes else tmpfiles_before]
+        changes = [FileChange(local, before, after, shown_path=shown)
+                   for (shown, local), before, after in zip(persisted['files'], persisted['texts'], afters)]
+        for change in changes:
+            # A file that cannot be written fails the run before a pool changes.
+            change.check(self.check_mode)
+        live_after, outcome = self._allocate_all(desired, live)
         file_changes = []
-        for (shown, local), before, after in zip(persisted['files'], persisted['texts'], afters):
-            change = FileChange(local, before, after, shown_path=shown)
+        for change in changes:
             backup_file = change.commit(module, backup_file=self.backup, check_mode=self.check_mode)
             if backup_file:
                 self.backup_files.append(backup_file)

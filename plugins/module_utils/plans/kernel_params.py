@@ -351,11 +351,16 @@ class KernelParams(Plan):
         changes, live_targets = self._plan(desired, live, persisted)
         live_after = dict(live)
         refused = {}
-        if not self.check_mode:
-            refused = self._write_live(desired, live_targets, changes, live_after)
         text = persisted['text']
         file_after = self.backend.render(text, changes) if changes else text
         change = FileChange(persisted['path'], text, file_after, shown_path=self.file)
+        # A file that cannot be written fails the run before a live value changes.
+        change.check(self.check_mode)
+        if not self.check_mode:
+            refused = self._write_live(desired, live_targets, changes, live_after)
+            # what the kernel refused is not persisted either
+            file_after = self.backend.render(text, changes) if changes else text
+            change = FileChange(persisted['path'], text, file_after, shown_path=self.file)
         self.backup_file = change.commit(module, backup_file=self.backup, check_mode=self.check_mode)
         return {'changes': changes, 'live_targets': live_targets, 'refused': refused, 'live_after': live_after,
                 'change': change, 'resolve_after': self.backend.persisted_resolver(self.file, file_after)}

@@ -229,11 +229,16 @@ class SysfsAttributes(Plan):
         changes, writes = self._plan(desired, live, persisted)
         live_after = dict(live)
         refused = {}
-        if not self.check_mode:
-            refused = self._write_live(writes, changes, live_after)
         text = persisted['text']
         file_after = tmpfiles.render(text, changes, header=HEADER) if changes else text
         change = FileChange(persisted['path'], text, file_after, shown_path=self.file)
+        # A file that cannot be written fails the run before a live value changes.
+        change.check(self.check_mode)
+        if not self.check_mode:
+            refused = self._write_live(writes, changes, live_after)
+            # what the kernel refused is not persisted either
+            file_after = tmpfiles.render(text, changes, header=HEADER) if changes else text
+            change = FileChange(persisted['path'], text, file_after, shown_path=self.file)
         self.backup_file = change.commit(module, backup_file=self.backup, check_mode=self.check_mode)
         return {'changes': changes, 'writes': writes, 'refused': refused, 'live_after': live_after,
                 'change': change, 'resolve_after': self._resolver(file_after or '')}

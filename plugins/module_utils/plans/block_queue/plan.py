@@ -311,6 +311,9 @@ class BlockQueue(Plan):
         done = {'before': dict(live), 'after': dict(live), 'refused': {}, 'written': {}, 'reload': None,
                 'backup_file': None}
         if self.apply_live and not self.check_mode:
+            # A rules file that cannot be written fails the run before a queue value changes.
+            FileChange(persisted['file'], persisted['text'], self._rules_after(desired, persisted, {}),
+                       shown_path=self.file).check()
             self._write_live(desired, done)
         after_text = self._rules_after(desired, persisted, done['refused'])
         change = done['change'] = FileChange(persisted['file'], persisted['text'], after_text, shown_path=self.file)

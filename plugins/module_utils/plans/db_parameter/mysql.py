@@ -15,12 +15,65 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import difflib
 import os
+import re
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import mycnf
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter.common import (
     MAX_INCLUDE_DEPTH, Engine, LiveValue, plain_value)
+
+
+# Where the distributions install the server (MariaDB's name first, then MySQL's).
+SERVER_BINARIES = ('/usr/sbin/mariadbd', '/usr/sbin/mysqld', '/usr/libexec/mariadbd', '/usr/libexec/mysqld')
+# The option modifiers of "Program Option Modifiers": --skip-x, --enable-x, --disable-x, --maximum-x.
+OPTION_MODIFIERS = ('skip_', 'enable_', 'disable_', 'maximum_')
+_HELP_OPTION = re.compile(r'^  (?:-[^ ,], )?--([A-Za-z0-9][A-Za-z0-9_-]*)')
+
+
+def installed_server(dummy_major=None):
+    """The mysqld (mariadbd) binary installed on this system, or None."""
+    for path in SERVER_BINARIES:
+        if os.access(path, os.X_OK):
+            return path
+    return None
+
+
+def server_options(help_text):
+    """The option keys (option_key spelling) ``mysqld --no-defaults --verbose --help`` lists:
+    its options (``  --name``) and its variables table (after the dashed rule)."""
+    keys = set()
+    in_table = False
+    for line in (help_text or '').splitlines():
+        if line.startswith('-----'):
+            in_table = True
+            continue
+        match = _HELP_OPTION.match(line)
+        if match:
+            keys.add(mycnf.option_key(match.group(1)))
+        elif in_table and line.strip() and not line.startswith(' '):
+            if not line.split()[0].startswith('To'):
+                keys.add(mycnf.option_key(line.split()[0]))
+            else:
+                in_table = False
+    return keys
+
+
+def option_problem(key, known):
+    """Why the server that lists ``known`` would refuse the option ``key``, or None.
+
+    The whole name, or one of its modifiers before it; a prefix of a name is refused too,
+    although the server takes a unique one: an ambiguous one disables a plugin (InnoDB).
+    """
+    if key in known or any(key.startswith(modifier) and key[len(modifier):] in known
+                           for modifier in OPTION_MODIFIERS):
+        return None
+    longer = sorted(name for name in known if name.startswith(key))
+    if longer:
+        return '%s is not an option name but the beginning of %s: give the whole name' % (key, ', '.join(longer[:3]))
+    closest = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.6)
+    return 'the server does not know the option %s%s' % (key, "; did you mean '%s'?" % closest[0] if closest else '')
 
 
 class MysqlEngine(Engine):
@@ -33,11 +86,41 @@ class MysqlEngine(Engine):
         self.items = []
         self.version = None
         self.new_section = False
+        self.loose = set()
 
     def validate_name(self, name):
         if not isinstance(name, str) or not mycnf.NAME_RE.match(name):
             raise InputError('params name %r is not a MySQL option name' % (name,))
-        return mycnf.option_key(name)
+        key = mycnf.option_key(name)
+        if name.lower().replace('-', '_').startswith('loose_'):
+            self.loose.add(key)  # the server ignores it when it does not know it: not checked
+        return key
+
+    def locate(self):
+        self.load()
+        self.check_names()
+
+    def check_names(self):
+        """Refuse an option the installed server does not know (it would not start: "unknown
+        variable"); a prefix is refused too (an ambiguous one disables InnoDB)."""
+        plan = self.plan
+        if plan.root != '/' or plan.runner is None:
+            return
+        binary = (plan.find_server or installed_server)(None)
+        if not binary:
+            return
+        try:
+            rc, out, dummy = plan.runner([binary, '--no-defaults', '--verbose', '--help'])
+        except OSError:
+            return
+        known = server_options(out) if rc == 0 else set()
+        if len(known) < 100:
+            return  # not the help text of a server
+        for key in sorted(plan.wanted):
+            problem = None if key in self.loose else option_problem(key, known)
+            if problem:
+                raise InputError('params %r: %s (options checked against %s --verbose --help; a loose- prefix '
+                                 'makes the server ignore an option it does not know)' % (key, problem, binary))
 
     def desired(self, key, raw):
         if isinstance(raw, bool):
@@ -116,7 +199,8 @@ class MysqlEngine(Engine):
             return [mycnf.edit_for(winner, want)]
         section = self.plan.mysql_section
         point = mycnf.insert_point(self.items, section, self.plan.path)
-        line = mycnf.format_option(key, want)
+        # A loose- option stays loose: the server ignores it only with the prefix.
+        line = mycnf.format_option('loose-' + key if key in self.loose else key, want)
         if point is not None:
             return [(self.plan.path, point, point, line)]
         if self.new_section:

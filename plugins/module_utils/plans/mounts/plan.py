@@ -19,7 +19,7 @@ import os
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import FileChange, PathError, read_text, rooted
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import FileChange, PathError, check_regular, read_text, rooted
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import (
     CHANGED, FAILED, OK, PENDING_REBOOT, Setting, decide_status)
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import systemd
@@ -183,6 +183,7 @@ class MountOptions(Plan):
     # ---------------------------------------------------------------- persisted and live state
     def read_persisted(self, desired):
         local_file = self._local_file()
+        check_regular(local_file)  # a masked fstab is said as such, not as missing
         text = read_text(local_file)
         if text is None:
             raise InputError('fstab: %s does not exist%s' % (

@@ -341,9 +341,8 @@ class ResourceLimits(Plan):
         loaded = limits.from_show(shown, name)
         if loaded is None or loaded == source.pair:
             return None
-        return ('systemd has loaded %s=%s but the files give %s: it takes them at the next daemon-reload '
-                '(system.conf and system.conf.d at daemon-reexec)' % (name, limits.show_pair(loaded),
-                                                                     limits.show_pair(source.pair)))
+        return ('systemd has loaded %s=%s but the files give %s: it takes them at the next daemon-reload'
+                % (name, limits.show_pair(loaded), limits.show_pair(source.pair)))
 
     def _service_record(self, name, shown_path, before, after, shown_before, done, written):
         text, want = self.desired_service[name]

@@ -158,7 +158,6 @@ def pam_expected(records, inherited):
     return (lower(soft, hard_value), hard_value), 'files'
 
 
-
 def test_pam_limits_layouts(container):
     host = container
     inherited = tuple(kb(line) for line in host.check_output('ulimit -Sl; ulimit -Hl').split())

@@ -35,7 +35,9 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.plans.base import Pl
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans import project_limits
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.dropin import UnitDropIn
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans import service_limits
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans.session_limits import LIMITS_HEADER, SessionLimits  # noqa: F401 (LIMITS_HEADER re-exported)
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.session_limits import SessionLimits
+# re-exported: the module's tests and callers read resource_limits.LIMITS_HEADER
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.session_limits import LIMITS_HEADER  # pylint: disable=unused-import
 
 DEFAULT_LIMITS_FILE = '/etc/security/limits.d/90-dbhost-tuning.conf'
 DEFAULT_DROPIN_NAME = '90-dbhost-tuning.conf'
@@ -431,4 +433,3 @@ class ResourceLimits(Plan):
         for wanted, current, new in plans:
             for record in project_limits.project_records(wanted, current, new, wanted['name'] in changes, self.check_mode):
                 result.add(record)
-

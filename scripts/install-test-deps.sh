@@ -4,8 +4,10 @@
 #   - shellcheck (used by `ansible-test sanity`);
 #   - local base images localhost/dbhost-debian:11, :12 and :13, built with
 #     mmdebstrap because no container registry is reachable.
+# With --vm, only what the VM lab needs instead (scripts/vmlab.py, the `vm` stage):
+#   qemu-system-x86 (TCG), qemu-utils (overlay disks), mmdebstrap, openssh-client.
 # Idempotent: packages and images that are already there are left alone.
-# Usage: scripts/install-test-deps.sh [--force-images] [--no-images]
+# Usage: scripts/install-test-deps.sh [--force-images] [--no-images] [--vm]
 #   --force-images (or DBHOST_FORCE_IMAGES=1) rebuilds the images.
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
@@ -13,11 +15,13 @@ set -euo pipefail
 
 force_images="${DBHOST_FORCE_IMAGES:-0}"
 build_images=1
+vm=0
 for arg in "$@"; do
   case "$arg" in
+    --vm) vm=1 ;;
     --force-images) force_images=1 ;;
     --no-images) build_images=0 ;;
-    -h | --help) sed -n '2,11p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    -h | --help) sed -n '2,13p' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) die "unknown argument: $arg" ;;
   esac
 done
@@ -25,6 +29,9 @@ done
 need_root "install-test-deps.sh"
 
 packages=(podman runc mmdebstrap shellcheck git)
+if [ "$vm" = 1 ]; then
+  packages=(qemu-system-x86 qemu-utils mmdebstrap openssh-client)
+fi
 
 install_packages() {
   local missing=() pkg
@@ -40,7 +47,10 @@ install_packages() {
   apt-get update -q
   # With recommends, as measured: podman's (slirp4netns, uidmap, catatonit, ...)
   # and mmdebstrap's (gpg, arch-test, ...) are what this setup was proven with.
-  apt-get install -y -q "${missing[@]}" >/dev/null
+  # The VM lab's without: qemu-system-x86 would bring a desktop (qemu-system-gui).
+  local options=()
+  [ "$vm" = 0 ] || options=(--no-install-recommends)
+  apt-get install -y -q "${options[@]}" "${missing[@]}" >/dev/null
 }
 
 podman_ready() {
@@ -69,6 +79,7 @@ build_image() {
 }
 
 timed "apt packages" install_packages
+[ "$vm" = 0 ] || exit 0
 podman_ready
 if [ "$build_images" = 1 ]; then
   mirror="$(apt_mirror)"

@@ -69,7 +69,7 @@ def run(argv, chroot=None, user=None, check=True):
         argv = ['runuser', '-u', user, '--'] + argv
     if chroot:
         argv = ['chroot', chroot] + argv
-    done = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+    done = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, check=False)
     if check and done.returncode != 0:
         sys.exit('%s exited %d: %s' % (' '.join(argv), done.returncode, done.stderr.strip()[-2000:]))
     return done.stdout
@@ -123,7 +123,7 @@ def table_lines(rows, sample):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n', maxsplit=1)[0])
     parser.add_argument('--bindir', required=True)
     parser.add_argument('--chroot')
     parser.add_argument('--output')

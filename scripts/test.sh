@@ -7,10 +7,14 @@
 #              copy of the git-tracked files
 #   lint       ansible-lint --profile production on roles/ and playbooks/
 #   molecule   molecule test -s NAME for every molecule/*/molecule.yml
+#   vm         the reboot scenario on a two-node NUMA VM (qemu TCG): scripts/vmlab.py
+#              run-scenario builds the Debian 12 image (cached in .cache/vmlab), boots
+#              it, tunes, reboots and checks from the real system (docs/vmlab.md);
+#              hard timeout DBHOST_VM_TIMEOUT seconds (default 1800)
 # The unit stage first installs postgresql and mariadb-server (scripts/
 # install-db-servers.sh) for the tests that start real servers.
 # Usage: scripts/test.sh [STAGE...]     (default: all stages)
-#   STAGE is unit, sanity, lint, molecule or molecule:NAME (one scenario);
+#   STAGE is unit, sanity, lint, molecule, molecule:NAME (one scenario) or vm;
 #   DBHOST_TEST_STAGES="unit lint" does the same as arguments.
 # Prints one line per stage and ends with "N passed, N failed"; exits
 # non-zero when any stage (set-up included) failed.
@@ -23,13 +27,13 @@ if [ "$#" -eq 0 ] && [ -n "${DBHOST_TEST_STAGES:-}" ]; then
   # shellcheck disable=SC2086  # a space-separated list on purpose
   set -- $DBHOST_TEST_STAGES
 fi
-[ "$#" -gt 0 ] || set -- unit sanity lint molecule
-case " $* " in *" -h "* | *" --help "*) sed -n '2,15p' "${BASH_SOURCE[0]}"; exit 0 ;; esac
+[ "$#" -gt 0 ] || set -- unit sanity lint molecule vm
+case " $* " in *" -h "* | *" --help "*) sed -n '2,20p' "${BASH_SOURCE[0]}"; exit 0 ;; esac
 
 selected=()
 for stage in "$@"; do
   case "$stage" in
-    unit | sanity | lint) selected+=("$stage") ;;
+    unit | sanity | lint | vm) selected+=("$stage") ;;
     molecule)
       while read -r scenario; do selected+=("molecule:$scenario"); done < <(molecule_scenarios)
       ;;
@@ -37,7 +41,7 @@ for stage in "$@"; do
       [ -f "molecule/${stage#molecule:}/molecule.yml" ] || die "no scenario molecule/${stage#molecule:}/molecule.yml"
       selected+=("$stage")
       ;;
-    *) die "unknown stage: $stage (unit, sanity, lint, molecule, molecule:NAME)" ;;
+    *) die "unknown stage: $stage (unit, sanity, lint, molecule, molecule:NAME, vm)" ;;
   esac
 done
 
@@ -178,6 +182,17 @@ stage_molecule() {
   molecule test -s "$1"
 }
 
+stage_setup_vm() {
+  bash scripts/install-test-deps.sh --vm
+}
+
+# One VM, named ci: a qemu left by an interrupted run of the same name is stopped first.
+# timeout signals the whole group; vmlab.py stops its VM on SIGTERM (qemu runs in a
+# session of its own, killed by its pid), and SIGKILL follows a minute later.
+stage_vm() {
+  timeout --kill-after=60 "${DBHOST_VM_TIMEOUT:-1800}" python3 scripts/vmlab.py run-scenario --name ci
+}
+
 # The host-global sysctls the scenarios may touch: remember the host's values
 # before any container starts (systemd booting in a privileged container
 # already raises fs.file-max) and put them back after every scenario.
@@ -215,6 +230,10 @@ esac
 case " ${selected[*]} " in
   *" molecule:"*) run_stage setup-containers stage_setup_containers || containers_ok=0 ;;
 esac
+vm_ok=1
+case " ${selected[*]} " in
+  *" vm "*) run_stage setup-vm stage_setup_vm || vm_ok=0 ;;
+esac
 
 for stage in "${selected[@]}"; do
   if [ "$venv_ok" = 0 ]; then
@@ -225,6 +244,13 @@ for stage in "${selected[@]}"; do
     unit) run_stage unit stage_unit ;;
     sanity) run_stage sanity stage_sanity ;;
     lint) run_stage lint stage_lint ;;
+    vm)
+      if [ "$vm_ok" = 0 ]; then
+        skip_stage vm "setup-vm failed"
+        continue
+      fi
+      run_stage vm stage_vm
+      ;;
     molecule:*)
       if [ "$containers_ok" = 0 ]; then
         skip_stage "$stage" "setup-containers failed"

@@ -6,7 +6,8 @@ one per file: each task costs seconds through podman).
     layout.py BASE64_JSON
 
 BASE64_JSON decodes to {"files": {path: text}, "links": {path: target}, "owner": {path: user},
-"dirs": [path]}. Folders are made as needed; files are root's (or the owner given), mode 0644.
+"dirs": [path], "remove": [path]}; files and links listed in "remove" are deleted first.
+Folders are made as needed; files are root's (or the owner given), mode 0644.
 Prints the paths it changed, as JSON.
 """
 
@@ -22,6 +23,10 @@ def main(argv):
         sys.exit(__doc__)
     layout = json.loads(base64.b64decode(argv[0]).decode('utf-8'))
     changed = []
+    for path in layout.get('remove', []):
+        if os.path.lexists(path) and not os.path.isdir(path):
+            os.unlink(path)
+            changed.append(path)
     for path in layout.get('dirs', []):
         if not os.path.isdir(path):
             os.makedirs(path)

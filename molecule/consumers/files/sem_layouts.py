@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 # Copyright: contributors to dbhost.tuning
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Seeded random sysctl.d layouts of kernel.sem, and what the real systemd-sysctl loads from them.

@@ -35,7 +35,9 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.plans.base import Pl
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans import project_limits
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.dropin import UnitDropIn
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans import service_limits
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans.session_limits import LIMITS_HEADER, SessionLimits  # noqa: F401 (LIMITS_HEADER re-exported)
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.session_limits import SessionLimits
+# re-exported: the module's tests and callers read resource_limits.LIMITS_HEADER
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.session_limits import LIMITS_HEADER  # pylint: disable=unused-import
 
 DEFAULT_LIMITS_FILE = '/etc/security/limits.d/90-dbhost-tuning.conf'
 DEFAULT_DROPIN_NAME = '90-dbhost-tuning.conf'
@@ -341,9 +343,8 @@ class ResourceLimits(Plan):
         loaded = limits.from_show(shown, name)
         if loaded is None or loaded == source.pair:
             return None
-        return ('systemd has loaded %s=%s but the files give %s: it takes them at the next daemon-reload '
-                '(system.conf and system.conf.d at daemon-reexec)' % (name, limits.show_pair(loaded),
-                                                                     limits.show_pair(source.pair)))
+        return ('systemd has loaded %s=%s but the files give %s: it takes them at the next daemon-reload'
+                % (name, limits.show_pair(loaded), limits.show_pair(source.pair)))
 
     def _service_record(self, name, shown_path, before, after, shown_before, done, written):
         text, want = self.desired_service[name]
@@ -432,4 +433,3 @@ class ResourceLimits(Plan):
         for wanted, current, new in plans:
             for record in project_limits.project_records(wanted, current, new, wanted['name'] in changes, self.check_mode):
                 result.add(record)
-

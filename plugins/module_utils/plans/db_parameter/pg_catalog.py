@@ -283,8 +283,8 @@ def value_problem(setting, raw, text):
         words = setting.enumvals + (_HIDDEN_BOOLEANS if 'on' in setting.enumvals else ())
         if word in words:
             return None
-        return '%r is not one of %s%s' % (text, ', '.join(setting.enumvals),
-                                         ' (or another boolean spelling)' if 'on' in setting.enumvals else '')
+        spelling = ' (or another boolean spelling)' if 'on' in setting.enumvals else ''
+        return '%r is not one of %s%s' % (text, ', '.join(setting.enumvals), spelling)
     if setting.vartype in ('integer', 'real'):
         return _numeric_problem(setting, text)
     return None

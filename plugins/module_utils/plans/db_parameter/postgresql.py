@@ -103,8 +103,9 @@ class PostgresqlEngine(Engine):
         """Refuse a name or a value the server would refuse (it would not start with it)."""
         major = self.major_version()
         described, binary = self.describe_config(major)
-        if binary and major is None:
-            major = int(re.search(r'(?:postgresql/|pgsql-)([0-9]+)', binary).group(1))
+        found = re.search(r'(?:postgresql/|pgsql-)([0-9]+)', binary or '') if major is None else None
+        if found:
+            major = int(found.group(1))
         self.catalog = pg_catalog.catalog_for(major, described, binary)
         for key in sorted(self.plan.wanted):
             problem = self.catalog.problem(key, self.raw_values.get(key), self.plan.wanted[key])

@@ -103,3 +103,25 @@ def test_one_call_checks_two_roles_and_reports_each(generous_host):
     assert output['roles']['shared_memory']['changed'] is False
     assert [p['kind'] for p in output['plans']] == ['sysctl', 'sysctl', 'hugepages', 'limits']
     assert len(output['desired_state']) == len(output['settings'])
+
+
+@pytest.mark.parametrize('path, text', [
+    ('/etc/security/limits.d/50-dba.conf', '@dba - memlock unlimited\n'),
+    ('/etc/security/limits.conf', '* - memlock unlimited\n'),
+    ('/etc/security/limits.d/20-site.conf', '@dba soft memlock 70000000\n* hard memlock infinity\n'),
+])
+def test_memlock_a_group_or_wildcard_grants_is_never_lowered(generous_host, path, text):
+    """Issue 19 item 1: a user line would win over @dba or * and lower unlimited to the sizing."""
+    put(generous_host, '/etc/security/limits.conf', '# no user line\n')
+    put(generous_host, path, text)
+    put(generous_host, '/etc/systemd/system/oracle.service', '[Service]\nExecStart=/bin/true\n')
+    put(generous_host, '/etc/systemd/system.conf.d/50-db.conf', '[Manager]\nDefaultLimitMEMLOCK=infinity\n')
+    before = digest(generous_host)
+    host, result, output = run(generous_host, ['shared_memory'],
+                               shared_memory_inputs(generous_host, shared_memory_service='oracle'))
+    records = dict((s['name'], s) for s in output['settings'])
+    for name in ('oracle soft memlock', 'oracle hard memlock', 'oracle.service LimitMEMLOCK'):
+        assert records[name]['status'] == 'ok' and 'met by' in records[name]['detail'], records[name]
+    assert 'DefaultLimitMEMLOCK=infinity in /etc/systemd/system.conf.d/50-db.conf' in \
+        records['oracle.service LimitMEMLOCK']['detail']
+    assert output['changed'] is False and digest(generous_host) == before

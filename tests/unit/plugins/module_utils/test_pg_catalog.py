@@ -173,3 +173,15 @@ def test_the_installed_server_is_asked_on_the_running_system(host, monkeypatch):
         dbp.DbParameter('postgresql', {'brand_new_setting': 30}, path=conf, read_live=False, runner=runner,
                         check_mode=True, find_server=lambda major: '/opt/pg/bin/postgres').run()
     assert 'out of range for brand_new_setting: 0 to 10' in str(caught.value)   # the build's own range
+
+
+def test_without_a_major_the_only_installed_server_is_asked(tmp_path):
+    put(str(tmp_path), '/conf/postgresql.conf', 'work_mem = 4MB\n')
+
+    def runner(argv, data=None, environ=None):
+        return 0, DESCRIBED, ''
+    for binary in ('/usr/lib/postgresql/15/bin/postgres', '/opt/pg/bin/postgres'):
+        result = dbp.DbParameter('postgresql', {'brand_new_setting': 3}, path=str(tmp_path / 'conf/postgresql.conf'),
+                                 read_live=False, runner=runner, check_mode=True,
+                                 find_server=lambda major: binary).run()
+        assert result.settings[0].status == 'drift'

@@ -148,8 +148,8 @@ def test_facts_of_a_64k_tree_give_a_shmall_in_64k_pages(tmp_path, monkeypatch):
                          hugepage_size=facts['memory']['hugepage_default_bytes'], group_gid=54322,
                          supported_hugepage_sizes=list(facts['hugepages']))
     assert sized['kernel_params']['kernel.shmall'] * 65536 >= sized['kernel_params']['kernel.shmmax']
-    assert sized['kernel_params']['kernel.shmall'] == -(-max(sized['kernel_params']['kernel.shmmax'],
-                                                            sized['hugepages_bytes']) // 65536)
+    largest = max(sized['kernel_params']['kernel.shmmax'], sized['hugepages_bytes'])
+    assert sized['kernel_params']['kernel.shmall'] == -(-largest // 65536)
 
 
 def test_a_tree_that_does_not_say_its_page_size_is_refused_by_name(accounts):

@@ -1,0 +1,149 @@
+# -*- coding: utf-8 -*-
+# Copyright: contributors to dbhost.tuning
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""tests/vm/verify.py on the evidence of a real run of the reboot scenario (recorded from
+the VM lab: fixtures/vm/evidence.json), and on copies of it with one thing made wrong:
+the judge must pass the real run and fail each wrong prediction or binding, naming it."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import copy
+import importlib.util
+import json
+import os
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CHECKOUT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
+SPEC = importlib.util.spec_from_file_location('vm_verify', os.path.join(CHECKOUT, 'tests', 'vm', 'verify.py'))
+verify = importlib.util.module_from_spec(SPEC)
+SPEC.loader.exec_module(verify)
+
+
+@pytest.fixture
+def recorded():
+    with open(os.path.join(HERE, '..', 'fixtures', 'vm', 'evidence.json')) as handle:
+        data = json.load(handle)
+    # JSON has no tuples: the scenario passes (file, value) pairs.
+    data['expect']['shadowed'] = {name: tuple(pair) for name, pair in data['expect']['shadowed'].items()}
+    return data
+
+
+def judge(data):
+    return verify.check(data['evidence'], data['expect'])
+
+
+def record(records, name):
+    return next(entry for entry in records if entry['name'] == name)
+
+
+def test_the_recorded_run_passes(recorded):
+    passed, failed = judge(recorded)
+    assert failed == []
+    assert len(passed) > 50
+
+
+def test_reads_asks_for_every_pseudo_file_and_parameter(recorded):
+    asked = verify.reads(recorded['evidence']['before'])
+    assert '/proc/sys/vm/overcommit_ratio' in asked['files']
+    assert '/sys/block/vdb/queue/scheduler' in asked['files']
+    assert '/sys/kernel/mm/transparent_hugepage/enabled' in asked['files']
+    assert asked['show'] == ['huge_pages', 'shared_buffers']
+
+
+def failures(data):
+    return '\n'.join(judge(data)[1])
+
+
+def test_a_postgres_process_off_the_node_fails(recorded):
+    recorded['evidence']['observed']['postgres_processes'][-1]['Cpus_allowed_list'] = '0-3'
+    assert "Cpus_allowed_list / Mems_allowed_list: ('0-3', '1')" in failures(recorded)
+
+
+def test_memory_not_bound_fails(recorded):
+    for process in recorded['evidence']['observed']['postgres_processes']:
+        process['Mems_allowed_list'] = '0-1'
+    assert "('2-3', '0-1')" in failures(recorded)
+
+
+def test_huge_pages_on_the_other_node_fail(recorded):
+    huge = recorded['evidence']['observed']['postmaster_huge']
+    huge['numa_maps'] = [line.replace('N1=', 'N0=') for line in huge['numa_maps']]
+    assert "nodes its huge pages are on: ['N0']" in failures(recorded)
+
+
+def test_postgres_without_huge_pages_fails(recorded):
+    recorded['evidence']['observed']['postmaster_huge'] = {'smaps': [], 'numa_maps': []}
+    assert 'postmaster smaps: 0 kB mapped in 2048 kB pages' in failures(recorded)
+
+
+def test_a_pool_on_the_wrong_node_fails(recorded):
+    nodes = recorded['evidence']['observed']['nodes']
+    nodes['node0']['hugepages']['hugepages-2048kB']['nr'] = 73
+    nodes['node1']['hugepages']['hugepages-2048kB']['nr'] = 0
+    text = failures(recorded)
+    assert 'node0 hugepages-2048kB after the reboot: 73 (wanted 0)' in text
+    assert 'hugepages node1/hugepages-2048kB: persisted before the reboot = live after it: 0 (wanted 73)' in text
+
+
+def test_a_wrong_prediction_fails(recorded):
+    # The drift check said ours would win at boot; the system shows the other file's value.
+    entry = record(recorded['evidence']['before'], 'vm.overcommit_ratio')
+    entry.update(status='ok', persisted='90', detail='')
+    text = failures(recorded)
+    assert "sysctl vm.overcommit_ratio: persisted before the reboot = live after it: '80' (wanted '90')" in text
+    assert 'vm.overcommit_ratio: predicted shadowed by /etc/sysctl.d/99-zz-site.conf' in text
+
+
+def test_a_shadowing_file_not_named_fails(recorded):
+    record(recorded['evidence']['before'], 'postgres soft memlock')['detail'] = 'another file wins'
+    assert 'postgres soft memlock: predicted shadowed by /etc/security/limits.d/99-site.conf' in failures(recorded)
+
+
+def test_a_login_limit_other_than_predicted_fails(recorded):
+    recorded['evidence']['login'] = {'soft': '149504', 'hard': '149504'}
+    text = failures(recorded)
+    assert "postgres soft memlock: observed after the reboot: '149504' (wanted '65536')" in text
+    assert 'ulimit -Sl / -Hl of a postgres login' in text
+
+
+def test_a_setting_lost_at_reboot_fails(recorded):
+    files = recorded['evidence']['observed']['files']
+    files['/sys/block/vdb/queue/read_ahead_kb'] = '128'
+    text = failures(recorded)
+    assert "block_queue vdb/queue/read_ahead_kb: persisted before the reboot = live after it: '128' (wanted '64')" in text
+
+
+def test_a_mount_option_lost_fails(recorded):
+    mount = recorded['evidence']['observed']['mounts']['/var/lib/postgresql']
+    mount['options'] = ['rw', 'relatime']
+    text = failures(recorded)
+    assert '/var/lib/postgresql in /proc/mounts has noatime (rw,relatime)' in text
+    assert "mounts noatime: persisted before the reboot = live after it: 'not in /proc/mounts'" in text
+
+
+def test_drift_after_the_reboot_fails(recorded):
+    record(recorded['evidence']['after'], 'huge_pages')['status'] = 'drift'
+    assert 'drift check after the reboot: the settings not clean' in failures(recorded)
+
+
+def test_no_reboot_fails(recorded):
+    evidence = recorded['evidence']
+    evidence['observed']['boot_id'] = evidence['observed_before']['boot_id']
+    assert 'the VM rebooted' in failures(recorded)
+
+
+def test_a_record_of_a_kind_it_cannot_read_fails(recorded):
+    unknown = copy.deepcopy(record(recorded['evidence']['before'], 'huge_pages'))
+    unknown.update(kind='somethingnew', name='x')
+    recorded['evidence']['before'].append(unknown)
+    assert 'somethingnew x: no way to read it back from the system' in failures(recorded)
+
+
+def test_service_memlock_fails(recorded):
+    service = recorded['evidence']['observed']['service']['postgresql@15-main.service']
+    service['LimitMEMLOCK'] = '8388608'
+    assert "LimitMEMLOCK: persisted before the reboot = live after it: '8388608'" in failures(recorded)

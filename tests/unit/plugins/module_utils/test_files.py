@@ -4,6 +4,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import os
+import re
 import stat
 
 import pytest
@@ -386,9 +387,10 @@ def test_chown_refused_without_privilege_keeps_our_owner_other_errors_stop(tmp_p
     files.write_atomic(str(path), 'new\n')
     assert path.read_text() == 'new\n'
     monkeypatch.setattr(files.os, 'chown', refuse(errno.EIO))
-    with pytest.raises(OSError):
+    with pytest.raises(HostError, match=r'^writing %s: Input/output error$' % re.escape(str(path))):
         files.write_atomic(str(path), 'newer\n')
     assert path.read_text() == 'new\n'
+    assert sorted(os.listdir(str(tmp_path))) == ['f.conf']  # the temporary file is removed again
 
 
 def test_remove_stale_temps_reports_an_unlink_it_cannot_do(tmp_path, monkeypatch):
@@ -398,7 +400,8 @@ def test_remove_stale_temps_reports_an_unlink_it_cannot_do(tmp_path, monkeypatch
     def unlink(path):
         raise OSError(errno.EACCES, 'Permission denied')
     monkeypatch.setattr(files.os, 'unlink', unlink)
-    with pytest.raises(OSError):
+    with pytest.raises(HostError, match=r'^removing the stale temporary file %s: Permission denied$'
+                       % re.escape(str(tmp_path / '.x.conf.abcd1234'))):
         files.remove_stale_temps(str(tmp_path / 'x.conf'))
 
 

@@ -796,8 +796,8 @@ def _run(args, copies, files, mutants, started, log):
         return mutant
     _each(one, mutants, args.jobs)
     survivors = [m for m in mutants if m.result == 'survived']
-    log('selected tests: %d of %d mutants survived (%.0f s so far)' % (len(survivors), len(mutants),
-                                                                        time.monotonic() - started))
+    log('selected tests: %d of %d mutants survived (%.0f s so far)'
+        % (len(survivors), len(mutants), time.monotonic() - started))
     if survivors and not args.no_full_stage:
         groups = _groups(survivors)
         _each(lambda group: full_stage(workers, group, args.full_timeout, log), groups, args.jobs)

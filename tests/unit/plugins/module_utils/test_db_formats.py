@@ -225,3 +225,43 @@ def test_pfile_error_after_a_continued_line_names_its_own_line(newline):
     with pytest.raises(pfile.PfileError) as error:
         pfile.parse(text, 'init.ora')
     assert 'init.ora line 3' in str(error.value)
+
+
+def _option_edits(text, value):
+    items = [i for i in mycnf.parse(text, 'my.cnf') if i.kind == 'option']
+    return items, [apply_edits(text, [mycnf.edit_for(i, value)[1:] + (1,)], []) for i in items]
+
+
+def test_mycnf_group_line_may_end_in_a_comment():
+    items, edited = _option_edits('[mysqld]  # the server\nport = 3306\n[client];x\nport = 1\n', '3307')
+    assert [(i.group, i.key, i.value) for i in items] == [('mysqld', 'port', '3306'), ('client', 'port', '1')]
+    assert edited == ['[mysqld]  # the server\nport = 3307\n[client];x\nport = 1\n',
+                      '[mysqld]  # the server\nport = 3306\n[client];x\nport = 3307\n']
+
+
+def test_mycnf_empty_value_before_a_comment_is_replaced_where_it_stands():
+    text = '[mysqld]\nsql_mode =  # set below\n'
+    items, edited = _option_edits(text, 'STRICT_ALL_TABLES')
+    assert (items[0].value, items[0].value_start, items[0].value_end) == ('', text.index('#'), text.index('#'))
+    assert edited == ['[mysqld]\nsql_mode =  STRICT_ALL_TABLES# set below\n']
+
+
+def test_mycnf_escaped_quote_does_not_close_a_quoted_value():
+    text = '[mysqld]\ninit_connect = "SET NAMES \\"utf8mb4\\""  # c\n'
+    items, edited = _option_edits(text, 'SET NAMES latin1')
+    assert items[0].value.startswith('SET NAMES ') and items[0].value.endswith('utf8mb4\\"')
+    assert text[items[0].value_start:items[0].value_end] == '"SET NAMES \\"utf8mb4\\""'
+    assert edited == ['[mysqld]\ninit_connect = "SET NAMES latin1"  # c\n']
+
+
+@pytest.mark.parametrize('text, values, edited', [
+    # a quoted value continued with a backslash at the end of the line
+    ("a = 'x\\\ny'\nb = 2\n", ['xy'], "a = 'z'\nb = 2\n"),
+    # a word continued over a CRLF line end (the file from a Windows editor)
+    ('a = x\\\r\ny\r\nb = 2\r\n', ['xy'], 'a = z\r\nb = 2\r\n'),
+])
+def test_pfile_continued_values_are_read_whole_and_replaced_whole(text, values, edited):
+    entries = pfile.parse(text, 'init.ora')
+    assert [(e.name, e.values, e.line) for e in entries] == [('a', values, 1), ('b', ['2'], 3)]
+    edits = pfile.edits_for(entries, 'a', '*', ['z'])
+    assert apply_edits(text, [edit[1:] + (1,) for edit in edits], []) == edited

@@ -217,3 +217,13 @@ def test_default_roles_need_a_value_for_each_role():
         'kernel_params', 'direct_io']
     assert desired.default_roles({'direct_io': {'direct_io_databases': [{'engine': 'postgresql'}]}}) == [
         'kernel_params', 'direct_io']
+
+
+def test_two_minimums_that_cannot_be_compared_are_refused_naming_both_roles():
+    state = desired.DesiredState()
+    state.add('sysctl', 'kernel.sem', '250 32000 100 128', 'minimum', 'shared_memory', 'the engine')
+    with pytest.raises(InputError) as error:
+        state.add('sysctl', 'kernel.sem', '250 32000 100', 'minimum', 'kernel_params', 'kernel_params_settings')
+    assert str(error.value) == ("kernel.sem is planned by shared_memory and kernel_params: '250 32000 100 128' and "
+                                "'250 32000 100' do not have the same number of fields")
+    assert [r['desired'] for r in state.records] == ['250 32000 100 128']

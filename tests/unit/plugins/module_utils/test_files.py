@@ -414,3 +414,19 @@ def test_remove_stale_temps_passes_over_one_already_gone(tmp_path, monkeypatch):
         raise OSError(errno.ENOENT, 'No such file or directory')
     monkeypatch.setattr(files.os, 'unlink', unlink)
     assert files.remove_stale_temps(str(tmp_path / 'x.conf')) == []
+
+
+def test_a_read_the_system_refuses_is_a_host_error_naming_the_file(tmp_path, monkeypatch):
+    # EIO half way through a file is no "empty file": the read stops with the file's name.
+    import errno
+    from ansible_collections.dbhost.tuning.plugins.module_utils.engine import regular
+    path = tmp_path / 'f.conf'
+    path.write_text('old\n')
+
+    def refuse(fd, size):
+        raise OSError(errno.EIO, os.strerror(errno.EIO))
+    with monkeypatch.context() as patch:
+        patch.setattr(regular.os, 'read', refuse)
+        with pytest.raises(HostError, match=r'^reading %s: Input/output error$' % re.escape(str(path))):
+            regular.read_bytes(str(path))
+    assert regular.read_bytes(str(path)) == b'old\n'

@@ -51,6 +51,10 @@ def test_nothing_is_lowered_and_every_record_is_ok(generous_host):
     live = dict((s['name'], s['live']) for s in output['settings'])
     assert live['kernel.shmmax'] == ULONG and live['hugepages-2048kB'] == 30000
     assert set(s['owner'] for s in output['settings']) == {'shared_memory'}
+    # one role: its own extras are where the role's module used to put them, at the top too
+    ours = output['roles']['shared_memory']
+    assert (output['sizing'], output['hugepages'], output['compacted']) == \
+        (ours['sizing'], ours['hugepages'], ours['compacted'])
 
 
 def test_exact_is_there_for_those_who_want_the_pool_shrunk(generous_host):
@@ -103,6 +107,8 @@ def test_one_call_checks_two_roles_and_reports_each(generous_host):
     assert output['roles']['shared_memory']['changed'] is False
     assert [p['kind'] for p in output['plans']] == ['sysctl', 'sysctl', 'hugepages', 'limits']
     assert len(output['desired_state']) == len(output['settings'])
+    # two roles: each role's extras only under its name, none taken for the whole call's
+    assert not set(['sizing', 'hugepages', 'compacted', 'kernel_params', 'resource_limits']) & set(output)
 
 
 @pytest.mark.parametrize('path, text', [

@@ -269,3 +269,51 @@ def test_project_attribute_value_without_field_separators(value):
     # ";" separates attributes and ":" fields in /etc/project: such a value would be two
     with pytest.raises(project.ProjectError, match='must not contain'):
         project.validate_attribute('p', 'project.pool', value)
+
+
+@pytest.mark.parametrize('name, value, message', [
+    ('LimitNICE', '41', "LimitNICE: '41' is neither a nice value (+N/-N) nor a raw limit 0..40"),
+    ('LimitNICE', 'low', "LimitNICE: 'low' is neither a nice value (+N/-N) nor a raw limit 0..40"),
+    ('LimitCPU', '1min30', "LimitCPU: '1min30' is not a time span"),
+    ('LimitRTTIME', '5s3', "LimitRTTIME: '5s3' is not a time span"),
+])
+def test_parse_systemd_limit_refusal_names_the_value(name, value, message):
+    with pytest.raises(limits.LimitsValueError) as caught:
+        limits.parse_systemd_limit(name, value)
+    assert str(caught.value) == message
+
+
+def test_limits_domain_ids_end_at_the_largest_id():
+    # 2**32 - 1 is (uid_t) -1, "no id": the largest id is 4294967294, itself allowed.
+    for domain in (':4294967294', '0:4294967294', '@4294967294:'):
+        assert limits.check_domain(domain) == domain
+    for domain in (':4294967295', '4294967295:', '@:4294967295'):
+        with pytest.raises(limits.LimitsValueError) as caught:
+            limits.check_domain(domain)
+        assert str(caught.value) == '%r: an id above 4294967294' % domain
+
+
+def test_limits_boot_files_add_only_a_file_of_limits_d(tmp_path):
+    # The file about to be written is listed before it exists only when pam_limits reads it:
+    # limits.conf itself comes first anyway, a file elsewhere is not read at all.
+    (tmp_path / 'etc' / 'security' / 'limits.d').mkdir(parents=True)
+    for extra in ('/etc/security/limits.conf', '/etc/other.d/90-ours.conf'):
+        assert [s for s, local in limits.boot_files(str(tmp_path), extra=extra)] == ['/etc/security/limits.conf']
+
+
+def test_project_lists_drop_empty_members():
+    found = project.parse_line('user.oracle:100:db:oracle,,grid,:dba,:')
+    assert (found.users, found.groups) == (['oracle', 'grid'], ['dba'])
+
+
+def test_project_added_after_a_last_line_without_newline():
+    added = project.Project('group.dba', 101, '', [], ['dba'], [])
+    assert project.render('system:0::::\nuser.oracle:100::::', {'group.dba': added}) == \
+        'system:0::::\nuser.oracle:100::::\ngroup.dba:101:::dba:\n'
+
+
+def test_project_attribute_value_refuses_a_space_other_than_the_ascii_one():
+    assert project.validate_attribute('user.oracle', 'x', 'a b') == 'a b'
+    with pytest.raises(project.ProjectError) as caught:
+        project.validate_attribute('user.oracle', 'x', u'a\u2003b')
+    assert str(caught.value) == "project user.oracle: attribute x: the value 'a\\u2003b' contains U+2003 (EM SPACE)"

@@ -51,9 +51,11 @@ sys.stdin.read()
     try:
         assert holder.stdout.readline() == b'held\n'
         slept = []
+        fds = _open_fds()
         with pytest.raises(lock.LockTimeout) as caught:
             lock.acquire(str(tmp_path), who='x', timeout=1, sleep=slept.append, clock=lambda: len(slept) * 0.25)
         assert len(slept) == 4
+        assert _open_fds() == fds  # each try's look at the holder's file is closed again
         message = str(caught.value)
         assert 'pid %d: the other run' % holder.pid in message
         assert str(tmp_path / '.dbhost-tuning.lock') in message and 'waited 1 s' in message
@@ -63,6 +65,23 @@ sys.stdin.read()
         holder.wait()
     # let go: taken at once
     lock.acquire(str(tmp_path), who='x', timeout=0).release()
+
+
+def _open_fds():
+    return sorted(os.listdir('/proc/self/fd'))
+
+
+def test_a_lock_the_file_system_refuses_is_no_lock(tmp_path, monkeypatch):
+    # flock failing for another reason than "held" (ENOLCK: an NFS mount without lockd) is
+    # not taken for a lock: acquire says None (no lock), as for a root that cannot hold one.
+    import errno
+
+    def refuse(fd, operation):
+        raise OSError(errno.ENOLCK, os.strerror(errno.ENOLCK))
+    monkeypatch.setattr(lock.fcntl, 'flock', refuse)
+    fds = _open_fds()
+    assert lock.acquire(str(tmp_path), who='x', timeout=0) is None
+    assert _open_fds() == fds
 
 
 def test_timeout_from_the_environment():

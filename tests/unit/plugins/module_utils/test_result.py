@@ -57,3 +57,12 @@ def test_unknown_status_refused():
 def test_a_setting_shows_its_record_when_printed():
     record = r.Setting('kernel.shmmni', '/etc/sysctl.d/x.conf', '4096', '4096', '4096', 'ok', '')
     assert repr(record) == 'Setting(%r)' % (record.as_dict(),)
+
+
+def test_drift_gate_message_counts_and_names_the_drifted_records():
+    records = [{'name': 'vm.swappiness', 'status': 'ok'}, {'name': 'kernel.shmmax', 'status': 'drift'},
+               {'name': 'nr_hugepages', 'status': 'unsupported'}, {'name': 'kernel.sem', 'status': 'shadowed'}]
+    assert r.drift_gate_message(records, True) == '2 setting(s) drifted: kernel.shmmax, kernel.sem'
+    assert r.drift_gate_message(records, False) is None
+    assert r.drift_gate_message(records[:1] + records[2:3], True) is None
+    assert r.drift_gate_message(None, True) is None

@@ -165,6 +165,7 @@ def test_human_size_precision():
     (('1025', 1024), 2),
     (('1025', 1024, 'down'), 1),
     (('2G', '1G', 'exact'), 2),
+    (('1025', 1), 1025),          # a page of one byte counts bytes: above 0 is all a page needs
 ])
 def test_to_pages(args, expected):
     assert units.to_pages(*args) == expected

@@ -106,3 +106,6 @@ def test_effective_non_owning_lines_do_not_block_and_globs_apply_last():
     exact, globs = tmpfiles.effective_writes(files)
     assert tmpfiles.resolve(exact, globs, '/sys/block/sda/queue/scheduler') == ('kyber', '/etc/tmpfiles.d/60-c.conf')
     assert tmpfiles.resolve(exact, globs, '/sys/x') == (None, '/etc/tmpfiles.d/10-a.conf')
+    # without the glob, the w line after the z line gives the value
+    assert exact['/sys/block/sda/queue/scheduler'] == ('none', '/etc/tmpfiles.d/50-b.conf')
+    assert globs == [('/sys/block/sd*/queue/scheduler', 'kyber', '/etc/tmpfiles.d/60-c.conf')]

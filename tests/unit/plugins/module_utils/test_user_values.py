@@ -178,6 +178,15 @@ def test_an_int_key_takes_up_to_int_max():
         sysctl_keys.check('kernel.panic', '2147483648')
 
 
+def test_unsigned_long_ends_at_two_to_the_64_minus_one():
+    # proc_doulongvec_minmax: the largest unsigned long is the last value taken.
+    sysctl_keys.check('kernel.shmmax', '18446744073709551615')
+    with pytest.raises(sysctl_keys.KeyValueError) as caught:
+        sysctl_keys.check('kernel.shmmax', '18446744073709551616')
+    assert str(caught.value) == ('kernel.shmmax takes unsigned long in 0..18446744073709551615; '
+                                 '18446744073709551616 is out of range')
+
+
 def test_vm_nr_hugepages_takes_zero():
     sysctl_keys.check('vm.nr_hugepages', '0')  # no pool at all is a value
     with pytest.raises(sysctl_keys.KeyValueError):

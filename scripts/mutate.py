@@ -14,8 +14,9 @@ sizing/, and the comparison and ownership code of state/), this script:
   3. makes the mutants (below) with the standard ast module, samples them, and runs for each
      only the tests that run its line (``pytest -x -q``, fastest first, with a timeout);
   4. runs the whole unit stage (tests/unit tests/integration) on the survivors: all of them
-     applied at once, halving the group whenever the suite fails, so that a survivor costs one
-     full run only when the suite finds it;
+     applied at once, halving the group whenever the suite fails (each half tries the test
+     that failed first, alone), so that a survivor costs one full run only when the suite
+     finds it;
   5. prints each survivor (file:line, function, the change) and the kill rate.
 
 Mutations: a comparison's boundary (< <=, > >=) or sense (== !=, in / not in, is / is not);
@@ -662,12 +663,29 @@ def _groups(mutants):
     return groups
 
 
-def full_stage(workers, group, timeout, log):
-    """Run the whole unit stage with ``group`` applied; halve the group while the suite fails."""
+def _node_id(detail):
+    """The test a failed run names first (``path::name``), or None."""
+    node = (detail or '').split(' - ', 1)[0].strip()
+    return node if '::' in node and node.startswith(UNIT_STAGE) else None
+
+
+def full_stage(workers, group, timeout, log, suspect=None):
+    """Run the whole unit stage with ``group`` applied; halve the group while the suite fails.
+
+    ``suspect`` is the test that failed the larger group: each half runs it alone first, and
+    the whole stage only when it passes, so finding the one mutant a late test kills costs
+    seconds per halving, not a full stage.
+    """
     tree, env = worker = workers.take()
     try:
         with applied(tree, group):
-            code, detail = run_pytest(tree, env, ['-x'] + list(UNIT_STAGE), timeout)
+            code, detail = 'not run', ''
+            if suspect:
+                code, detail = run_pytest(tree, env, ['-x', suspect], timeout)
+                if code == 0:
+                    code = 'not run'
+            if code == 'not run':
+                code, detail = run_pytest(tree, env, ['-x'] + list(UNIT_STAGE), timeout)
     finally:
         workers.give(worker)
     log('  full unit stage, %d mutant(s) applied: %s' % (len(group), 'passed' if code == 0 else detail))
@@ -678,8 +696,9 @@ def full_stage(workers, group, timeout, log):
         group[0].detail = 'full unit stage: %s' % ('timeout' if code == 'timeout' else detail)
         return
     half = len(group) // 2
-    full_stage(workers, group[:half], timeout, log)
-    full_stage(workers, group[half:], timeout, log)
+    suspect = _node_id(detail) if code == 1 else None
+    full_stage(workers, group[:half], timeout, log, suspect)
+    full_stage(workers, group[half:], timeout, log, suspect)
 
 
 # ------------------------------------------------------------------ the run

@@ -12,8 +12,9 @@ whole tmpfiles.d search path, so another file that wins is reported as ``shadowe
 
 SysfsAttributes fills in the Plan hooks (plans/base.py): desired() is the attributes,
 read_live() their values (a value not among its choices stops the run there; an attribute
-this kernel or device does not have is unsupported, as is one under a read-only /sys), read_persisted() our tmpfiles file and what wins at boot, apply() the only hook that
-writes, render() the records.
+this kernel or device does not have is unsupported, as is one under a read-only /sys),
+read_persisted() our tmpfiles file and what wins at boot, apply() the only hook that writes,
+render() the records.
 """
 
 from __future__ import absolute_import, division, print_function

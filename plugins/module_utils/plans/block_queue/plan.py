@@ -457,8 +457,8 @@ class BlockQueue(Plan):
         if (disk, name) in self.unsupported:
             why, persisted = self.unsupported[(disk, name)]
             written = persisted_before.get(name) != persisted_after.get(name)
-            details[:0] = [why, 'not set live', unsupported_rule(self.persist, persisted, written, self.check_mode,
-                                                                   self.file)]
+            rule = unsupported_rule(self.persist, persisted, written, self.check_mode, self.file)
+            details[:0] = [why, 'not set live', rule]
             return Setting(record_name, target, want, live_now, persisted_now, UNSUPPORTED, '; '.join(details))
         how = self.comparisons.get(name)
         live_ok = meets(before, want, how) if self.apply_live else None

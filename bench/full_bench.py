@@ -353,9 +353,14 @@ def run_play(way, playbook, inventory, env, forks, logfile, rig=None):
         if os.path.exists(stale):
             os.unlink(stale)
     argv = [PLAYBOOK_BIN, '-i', inventory, '-f', str(forks), playbook]
+    env = dict(env, DBHOST_BENCH_COUNTS=counts)
     if way in ('ours', 'before'):
         argv += ['-e', 'dbhost_drift_report_only=true']
-    env = dict(env, DBHOST_BENCH_COUNTS=counts)
+        if rig:
+            # Over SSH, as scripts/drift-check runs it: with the drift_report callback (its reports
+            # next to the log, its table of every setting of every host in the log).
+            env.update({'ANSIBLE_CALLBACKS_ENABLED': env['ANSIBLE_CALLBACKS_ENABLED'] + ',dbhost.tuning.drift_report',
+                        'DBHOST_DRIFT_REPORT_DIR': logfile[:-len('.log')] + '.report'})
     with open(logfile, 'w') as out:
         out.write('# %s\n' % ' '.join(argv))
         out.flush()

@@ -57,6 +57,9 @@ def _profiled_run(self):
     finally:
         profile.disable()
         profile.dump_stats(os.path.join(OUT, 'worker-%d.prof' % os.getpid()))
+        times = os.times()
+        with open(os.path.join(OUT, 'workers.jsonl'), 'a') as handle:
+            handle.write(json.dumps([times.user + times.system, times.children_user + times.children_system]) + '\n')
 worker.WorkerProcess._run = _profiled_run
 _modify = module_common.modify_module
 def _sized(*args, **kwargs):
@@ -76,6 +79,9 @@ try:
 finally:
     main_profile.disable()
     main_profile.dump_stats(os.path.join(OUT, 'main.prof'))
+    times = os.times()
+    with open(os.path.join(OUT, 'main.json'), 'w') as handle:
+        json.dump([times.user + times.system], handle)
 '''
 
 
@@ -145,6 +151,14 @@ def split(folder, hosts, total_cpu):
     callback = cumulative_prefix(main, 'callback/drift_report.py', 'v2_')
     pending = cumulative(main, 'plugins/strategy/__init__.py', '_process_pending_results')
     own = action - execute
+    with open(os.path.join(folder, 'main.json')) as handle:
+        main_self = json.load(handle)[0]
+    workers_self = workers_children = 0.0
+    with open(os.path.join(folder, 'workers.jsonl')) as handle:
+        for line in handle:
+            own_cpu, children_cpu = json.loads(line)
+            workers_self += own_cpu
+            workers_children += children_cpu
     parts = [
         ('worker: host_state action plugin, its own work', own),
         ('  of which role variables read (defaults, argument specs: YAML)', reading),
@@ -161,7 +175,11 @@ def split(folder, hosts, total_cpu):
         ('main: result processing (strategy, stdout callback)', max(0.0, pending - callback)),
         ('main: start-up and the rest (parsing, plugin loading, queueing, forking)',
          max(0.0, main_total - get_vars - pending)),
-        ('ssh client processes and other children (not profiled)', max(0.0, total_cpu - worker_total - main_total)),
+        ('main: interpreter start-up and imports before the profiler', max(0.0, main_self - main_total)),
+        ('worker: outside the profiler (the fork\'s copy-on-write, exit)', max(0.0, workers_self - worker_total)),
+        ('ssh clients the workers run (one per module run)', workers_children),
+        ('ControlPersist masters (one per host) and the rest', max(0.0, total_cpu - main_self - workers_self
+                                                                    - workers_children)),
     ]
     return [(name, value / hosts) for name, value in parts], worker_total, main_total
 

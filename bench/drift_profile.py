@@ -178,8 +178,8 @@ def split(folder, hosts, total_cpu):
         ('main: interpreter start-up and imports before the profiler', max(0.0, main_self - main_total)),
         ('worker: outside the profiler (the fork\'s copy-on-write, exit)', max(0.0, workers_self - worker_total)),
         ('ssh clients the workers run (one per module run)', workers_children),
-        ('ControlPersist masters (one per host) and the rest', max(0.0, total_cpu - main_self - workers_self
-                                                                    - workers_children)),
+        ('ControlPersist masters (one per host) and the rest',
+         max(0.0, total_cpu - main_self - workers_self - workers_children)),
     ]
     return [(name, value / hosts) for name, value in parts], worker_total, main_total
 
@@ -248,8 +248,9 @@ def main():
         total = figures['profiled'][2] / args.hosts
         for name, value in parts:
             lines.append('| %s | %.4f | %.0f%% |' % (name, value, 100.0 * value / total if total else 0))
-        lines += ['', 'AnsiballZ payloads: ' + ', '.join('%s %s bytes' % (module, '/'.join(str(size) for size in sorted(values)))
-                                                       for module, values in sorted(sizes.items()))]
+        payloads = ['%s %s bytes' % (module, '/'.join(str(size) for size in sorted(values)))
+                    for module, values in sorted(sizes.items())]
+        lines += ['', 'AnsiballZ payloads: ' + ', '.join(payloads)]
         text = '\n'.join(lines) + '\n'
         with open(os.path.join(output, 'split.md'), 'w') as handle:
             handle.write(text)

@@ -14,8 +14,13 @@ mounted under /tmp/dbhost-bench, an fstab listing it, an Oracle pfile, a dummy p
 systemd is PID 1, a dummy service in /run/systemd/system). Nothing else on the machine is touched:
 every play runs in check mode, and the bench compares the settings it could touch before and after.
 
+With --ssh the hosts are reached over SSH instead, through an sshd of the bench's own on
+127.0.0.1 (bench/ssh_rig.py), with pipelining on and off and under Mitogen; drift.yml then runs
+with the drift_report callback, as scripts/drift-check runs it.
+
 Usage (as root; see bench/README.md):
   . scripts/lib.sh && python bench/full_bench.py [--hosts 1,10,50] [--repeat 3] [--strategy mitogen [--mitogen PATH]]
+  . scripts/lib.sh && python bench/full_bench.py --ssh [--hosts 1,50,200] [--before REF]
 """
 
 from __future__ import absolute_import, division, print_function
@@ -686,7 +691,7 @@ def measure(args, books, envs, fixture, rig, logs):
                                       'others': others, 'target': target})
                     log('%3d hosts %s %-7s run %d: rc %d, wall %.2f s, CPU %.2f s%s, load %.2f before, others %.2f '
                         'CPUs%s' % (hosts, label, way, repeat + 1, rc, wall, cpu,
-                                    '' if target is None else ', hosts %.2f s' % target, load, others,
+                                    '' if target is None else ', hosts {0:.2f} s'.format(target), load, others,
                                     '' if rc == 0 else ' - see ' + logfile))
             table.append((hosts, label, dict((way, summarise(runs[way], hosts)) for way in cell)))
     return table

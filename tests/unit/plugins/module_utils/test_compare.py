@@ -43,6 +43,22 @@ def test_describe(desired, comparison, shown):
     assert compare.describe(desired, comparison) == shown
 
 
+def test_describe_a_one_item_list_of_comparisons():
+    assert compare.describe('4096', ['maximum']) == '<= 4096'
+
+
+def test_combine_keeps_the_first_grant_spelling_among_equal_ones():
+    # the live value comes first: of equal grants, its spelling is written
+    assert compare.combine('100', ['infinity', 'unlimited'], 'minimum') == 'infinity'
+    assert compare.combine('100', ['unlimited', 'infinity'], 'minimum') == 'unlimited'
+    assert compare.combine('100', [None, '100 2', 'x', '200'], 'minimum') == '200'
+
+
+@pytest.mark.parametrize('actual, desired', [(None, '250 32000 100 128'), ('1 2 3', '1 2 3 4'), ('1', None)])
+def test_short_fields_of_no_value_or_another_count_is_empty(actual, desired):
+    assert compare.short_fields(actual, desired, 'minimum') == []
+
+
 @pytest.mark.parametrize('first, second, comparison, stricter', [
     ('4096', '32768', 'minimum', '32768'),
     ('32768', '4096', 'minimum', '32768'),

@@ -75,6 +75,7 @@ def test_resolution_rules(text, name, sid, values):
     ("a = 'x\n", 'quote'),
     ('a = "x\n', 'quote'),
     ('a x\n', 'expected "="'),
+    ('a\n', 'expected "="'),
     ('a =\n', 'no value'),
     ('a = (x, y\n', 'not closed'),
     ('9a = 1\n', 'not a parameter name'),
@@ -216,3 +217,11 @@ def test_apply_edits_keeps_insert_order_at_one_point():
     text = 'a\nb\n'
     assert apply_edits(text, [(2, 2, 'x\n', 1), (2, 2, 'y\n', 2)], ['z\n']) == 'a\nx\ny\nb\nz\n'
     assert apply_edits('a', [], ['z\n']) == 'a\nz\n'
+
+
+@pytest.mark.parametrize('newline', ['\n', '\r\n'])
+def test_pfile_error_after_a_continued_line_names_its_own_line(newline):
+    text = 'a = (x, \\' + newline + 'y)' + newline + 'b x' + newline
+    with pytest.raises(pfile.PfileError) as error:
+        pfile.parse(text, 'init.ora')
+    assert 'init.ora line 3' in str(error.value)

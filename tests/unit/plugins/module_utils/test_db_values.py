@@ -83,6 +83,7 @@ def test_postgresql_quoted_values_read_back_as_written(value):
     ('max_allowed_packet', '64M'), ('large_pages', 'ON'), ('large_pages', '1'), ('large_pages', 'true'),
     ('innodb_file_per_table', 'OFF'), ('max_connections', '500'), ('innodb_flush_log_at_trx_commit', '2'),
     ('innodb_doublewrite', 'DETECT_ONLY'), ('log_error', '/var/log/mysql/error.log'), ('sql_mode', 'a # b'),
+    ('max_connections', '1'), ('max_connections', '100000'),   # both ends of the range are in it
 ])
 def test_mysql_accepts_what_the_server_takes(name, value):
     assert mycnf.value_problem(name, value) is None
@@ -102,6 +103,7 @@ def test_mysql_accepts_what_the_server_takes(name, value):
     ('large_pages', 'enabled', 'not a boolean'),
     ('max_connections', '10K', 'not a whole number'),
     ('max_connections', '0', 'out of range'),
+    ('max_connections', '100001', 'out of range'),
     ('innodb_flush_log_at_trx_commit', '3', 'not one of'),
 ])
 def test_mysql_refuses_what_the_server_refuses(name, value, why):
@@ -147,3 +149,18 @@ def test_oracle_accepts_what_the_instance_takes(name, values):
 def test_oracle_refuses_what_the_instance_refuses(name, values, why):
     problem = pfile.value_problem(name, values)
     assert problem is not None and why in problem
+
+
+def test_mysql_value_absent_from_the_file_is_never_the_same():
+    assert mycnf.same_value('O_DIRECT', 'o_direct')
+    assert not mycnf.same_value('O_DIRECT', 'O_DIRECT', have_present=False)
+
+
+def test_mysql_value_with_both_quotes_cannot_be_written():
+    with pytest.raises(mycnf.CnfError, match='both kinds of quote'):
+        mycnf.format_value('it\'s "x"')
+
+
+def test_postgresql_entry_shows_where_it_was_read():
+    entry = pgconf.parse('work_mem = 64MB\n', 'postgresql.conf')[0]
+    assert repr(entry).startswith("Entry(work_mem='64MB' @postgresql.conf:")

@@ -209,3 +209,11 @@ def test_accounts_are_read_from_the_roots_passwd_and_group(root):
     assert passwd_entry(root, 'broken') is None
     os.remove(os.path.join(root, 'etc', 'group'))
     assert group_gid(root, 'dba') is None
+
+
+def test_default_roles_need_a_value_for_each_role():
+    assert desired.default_roles({'shared_memory': {'shared_memory_size': ''}}) == ['kernel_params']
+    assert desired.default_roles({'direct_io': {'direct_io_mounts': [{'path': '/u02'}]}}) == [
+        'kernel_params', 'direct_io']
+    assert desired.default_roles({'direct_io': {'direct_io_databases': [{'engine': 'postgresql'}]}}) == [
+        'kernel_params', 'direct_io']

@@ -4,6 +4,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import os
+import re
 import stat
 
 import pytest
@@ -369,3 +370,47 @@ def test_commit_writes_outside_check_mode_only_and_tidies_first(tmp_path):
     assert not (tmp_path / '.x.conf.abcd1234').exists() and (tmp_path / 'x.conf').read_text() == 'old\n'
     files.FileChange(local, 'old\n', 'new\n').commit()
     assert (tmp_path / 'x.conf').read_text() == 'new\n' and (tmp_path / '.x.conf.keep').exists()
+
+
+def test_chown_refused_without_privilege_keeps_our_owner_other_errors_stop(tmp_path, monkeypatch):
+    # Not root: chown fails with EPERM and the file keeps our owner, as Ansible does;
+    # any other failure is an error.
+    import errno
+    path = tmp_path / 'f.conf'
+    path.write_text('old\n')
+
+    def refuse(number):
+        def chown(*args):
+            raise OSError(number, os.strerror(number))
+        return chown
+    monkeypatch.setattr(files.os, 'chown', refuse(errno.EPERM))
+    files.write_atomic(str(path), 'new\n')
+    assert path.read_text() == 'new\n'
+    monkeypatch.setattr(files.os, 'chown', refuse(errno.EIO))
+    with pytest.raises(HostError, match=r'^writing %s: Input/output error$' % re.escape(str(path))):
+        files.write_atomic(str(path), 'newer\n')
+    assert path.read_text() == 'new\n'
+    assert sorted(os.listdir(str(tmp_path))) == ['f.conf']  # the temporary file is removed again
+
+
+def test_remove_stale_temps_reports_an_unlink_it_cannot_do(tmp_path, monkeypatch):
+    import errno
+    _plant_leftovers(tmp_path)
+
+    def unlink(path):
+        raise OSError(errno.EACCES, 'Permission denied')
+    monkeypatch.setattr(files.os, 'unlink', unlink)
+    with pytest.raises(HostError, match=r'^removing the stale temporary file %s: Permission denied$'
+                       % re.escape(str(tmp_path / '.x.conf.abcd1234'))):
+        files.remove_stale_temps(str(tmp_path / 'x.conf'))
+
+
+def test_remove_stale_temps_passes_over_one_already_gone(tmp_path, monkeypatch):
+    # another run removed it between the listing and the unlink: not an error
+    import errno
+    _plant_leftovers(tmp_path)
+
+    def unlink(path):
+        raise OSError(errno.ENOENT, 'No such file or directory')
+    monkeypatch.setattr(files.os, 'unlink', unlink)
+    assert files.remove_stale_temps(str(tmp_path / 'x.conf')) == []

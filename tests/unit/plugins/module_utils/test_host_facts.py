@@ -99,3 +99,33 @@ def test_freebsd_facts_one_sysctl_call(tmp_path):
     assert len(calls) == 1
     assert facts['memory']['total_bytes'] == 17179869184
     assert facts['shm'] == {'kern.ipc.shmmax': '536870912', 'kern.ipc.shm_use_phys': '0'}
+
+
+def test_linux_hugepages_skip_other_entries_and_cgroup_v2_reports_the_cpuset_controller(tree):
+    put(tree, 'sys/kernel/mm/hugepages/README', 'not a pool\n')
+    os.makedirs(os.path.join(tree, 'sys/kernel/mm/hugepages/hugepages-oddkB'))
+    put(tree, 'sys/fs/cgroup/cgroup.controllers', 'cpu io memory cpuset pids\n')
+    put(tree, 'sys/fs/cgroup/cpuset.cpus.effective', '0-7\n')
+    put(tree, 'sys/fs/cgroup/cpuset.mems.effective', '0-1\n')
+    facts = host_facts.gather(tree, system_name='Linux')
+    assert sorted(facts['hugepages']) == ['1073741824', '2097152']
+    cpusets = facts['cpusets']
+    assert (cpusets['hierarchy'], cpusets['cpuset_controller']) == ('v2', True)
+    assert cpusets['/'] == {'cpus': '0-7', 'mems': '0-1'}
+    put(tree, 'sys/fs/cgroup/cgroup.controllers', 'cpu io memory pids\n')
+    assert host_facts.gather(tree, system_name='Linux')['cpusets']['cpuset_controller'] is False
+
+
+def test_parse_project_skips_comments_even_with_six_fields():
+    projects = host_facts.parse_project('# user.oracle:100::oracle::project.max-shm-memory=(priv,1,deny)\n\n'
+                                        'user.oracle:100::oracle::\n')
+    assert [(p['name'], p['id']) for p in projects] == [('user.oracle', 100)]
+
+
+@pytest.mark.parametrize('text, expected', [
+    ('System Configuration:  Oracle Corporation  sun4v\nMemory size: 65536 Megabytes\n', 65536 * 1024 ** 2),
+    ('System Configuration:  Oracle Corporation  sun4v\nMemory size: 2048 Gigabytes\n', 2048 * 1024 ** 3),
+    ('no memory line\n', None),
+])
+def test_prtconf_memory_in_megabytes_or_gigabytes(text, expected):
+    assert host_facts.parse_prtconf_memory(text) == expected

@@ -245,3 +245,27 @@ def test_project_validation_accepts():
     assert project.validate_attribute('p', 'project.pool', 'pool_db') == 'pool_db'
     assert project.validate_attribute('p', 'project.max-shm-memory', ' (privileged,1,deny) ') == '(privileged,1,deny)'
     assert project.validate_members('p', 'users', 'a,!b,*') == ['a', '!b', '*']
+
+
+def test_systemctl_show_prints_infinity_as_the_largest_number_on_older_systemd():
+    shown = {'LimitMEMLOCK': '18446744073709551615', 'LimitMEMLOCKSoft': '18446744073709551615'}
+    assert limits.from_show(shown, 'LimitMEMLOCK') == ('infinity', 'infinity')
+
+
+@pytest.mark.parametrize('domain', ['', None, 5])
+def test_an_empty_or_missing_domain_is_refused_as_such(domain):
+    with pytest.raises(limits.LimitsValueError, match='is not a limits.conf domain'):
+        limits.check_domain(domain)
+
+
+def test_project_comment_is_free_text_without_control_characters():
+    assert project.validate_comment('p', 'Oracle DB, SGA 48G') == 'Oracle DB, SGA 48G'
+    with pytest.raises(project.ProjectError, match='contains'):
+        project.validate_comment('p', 'a\x07b')
+
+
+@pytest.mark.parametrize('value', ['pool;db', 'pool:db', 'pool\ndb'])
+def test_project_attribute_value_without_field_separators(value):
+    # ";" separates attributes and ":" fields in /etc/project: such a value would be two
+    with pytest.raises(project.ProjectError, match='must not contain'):
+        project.validate_attribute('p', 'project.pool', value)

@@ -56,6 +56,8 @@ def test_inherited_sides_and_the_cap():
     ('nice', 'x', None),
     ('memlock', '-', 'unlimited'),
     ('memlock', '-5', 'unlimited'),
+    ('nproc', '-1', 'unlimited'),               # strtoull negates in unsigned arithmetic: RLIM_INFINITY
+    ('nproc', '-2', 18446744073709551614),
     ('nproc', '+12', 12),
     ('nproc', 'abc', None),
 ])

@@ -52,3 +52,8 @@ def test_check_mode_drift_means_changed():
 def test_unknown_status_refused():
     with pytest.raises(ValueError):
         r.Setting('a', status='fine')
+
+
+def test_a_setting_shows_its_record_when_printed():
+    record = r.Setting('kernel.shmmni', '/etc/sysctl.d/x.conf', '4096', '4096', '4096', 'ok', '')
+    assert repr(record) == 'Setting(%r)' % (record.as_dict(),)

@@ -235,3 +235,12 @@ def test_percent_helpers():
     assert units.percent_text(Fraction(7, 10)) == '70'
     assert units.percent_text(Fraction(1, 8)) == '12.5'
     assert units.round_up(5, 4) == 8 and units.round_up(8, 4) == 8
+
+
+def test_a_margin_of_100_percent_doubles_the_pool_and_more_is_refused():
+    result = sizing.shm_settings('postgresql', 16 * GIB, 4096, '2G', hugepage_size='2M', group_gid=26,
+                                 hugepages_margin='100%')
+    assert result['hugepages'] == [{'size': 2 * 1024 ** 2, 'count': 2048}]
+    with pytest.raises(units.SizingError, match='more than 100%'):
+        sizing.shm_settings('postgresql', 16 * GIB, 4096, '2G', hugepage_size='2M', group_gid=26,
+                            hugepages_margin='101%')

@@ -69,3 +69,18 @@ def test_cpuset_values_are_read_and_written_through_sysfs(tmp_path):
     assert (mount / 'dbhost-ora' / 'cpuset.memory_migrate').read_text() == u'1'
     assert cpuset.state() == {'cpus': [2, 3], 'mems': [0], 'memory_migrate': '1'}
     assert cpuset.parent_allows([2, 9], [0, 1]) == ([9], [1])
+
+
+def test_read_raw_absent_is_none_other_errors_are_raised(tmp_path, monkeypatch):
+    assert sysfs.read_raw(str(tmp_path / 'absent')) is None
+    assert sysfs.read_raw(str(tmp_path / 'absent' / 'below')) is None
+    with pytest.raises(sysfs.PseudoFileError, match=r'is not a regular file \(a folder\)'):
+        sysfs.read_raw(str(tmp_path))  # a folder is not "absent"
+    (tmp_path / 'attr').write_text(u'x\n')
+
+    def refuse(path, flags):
+        raise OSError(errno.EACCES, os.strerror(errno.EACCES), path)
+    monkeypatch.setattr(sysfs.os, 'open', refuse)
+    with pytest.raises(OSError) as raised:  # not permitted is not "absent" either
+        sysfs.read_raw(str(tmp_path / 'attr'))
+    assert raised.value.errno == errno.EACCES

@@ -169,3 +169,16 @@ def test_range_semantics():
         'net.ipv4.ip_local_port_range', 'minimum'))
     assert compare.satisfies('10000 60000', '9000 65500', profiles.user_comparison(
         'net.ipv4.ip_local_port_range', 'maximum'))
+
+
+def test_an_int_key_takes_up_to_int_max():
+    sysctl_keys.check('kernel.panic', '2147483647')
+    sysctl_keys.check('kernel.panic', '-2147483648')
+    with pytest.raises(sysctl_keys.KeyValueError, match=r'takes int in -2147483648\.\.2147483647'):
+        sysctl_keys.check('kernel.panic', '2147483648')
+
+
+def test_vm_nr_hugepages_takes_zero():
+    sysctl_keys.check('vm.nr_hugepages', '0')  # no pool at all is a value
+    with pytest.raises(sysctl_keys.KeyValueError):
+        sysctl_keys.check('vm.nr_hugepages', '-1')

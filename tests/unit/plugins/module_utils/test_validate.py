@@ -137,3 +137,10 @@ def test_malformed_kernel_cpu_list_is_an_input_error_naming_the_file(tmp_path, o
         numa.read_topology(root)
     assert isinstance(caught.value, InputError)
     assert bad_file in str(caught.value)
+
+
+def test_cpu_numbers_stop_at_65535():
+    # above any kernel's CONFIG_NR_CPUS: a bigger number is a typo, not a range to expand
+    assert numa.parse_cpu_list('65535') == [65535]
+    with pytest.raises(numa.CpuListError, match='beyond any kernel'):
+        numa.parse_cpu_list('65536')

@@ -14,8 +14,13 @@ mounted under /tmp/dbhost-bench, an fstab listing it, an Oracle pfile, a dummy p
 systemd is PID 1, a dummy service in /run/systemd/system). Nothing else on the machine is touched:
 every play runs in check mode, and the bench compares the settings it could touch before and after.
 
+With --ssh the hosts are reached over SSH instead, through an sshd of the bench's own on
+127.0.0.1 (bench/ssh_rig.py), with pipelining on and off and under Mitogen; drift.yml then runs
+with the drift_report callback, as scripts/drift-check runs it.
+
 Usage (as root; see bench/README.md):
   . scripts/lib.sh && python bench/full_bench.py [--hosts 1,10,50] [--repeat 3] [--strategy mitogen [--mitogen PATH]]
+  . scripts/lib.sh && python bench/full_bench.py --ssh [--hosts 1,50,200] [--before REF]
 """
 
 from __future__ import absolute_import, division, print_function
@@ -40,6 +45,8 @@ import time
 
 import yaml
 
+import ssh_rig  # bench/ssh_rig.py, beside this file
+
 BENCH = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(BENCH)
 VENV = os.environ.get('DBHOST_VENV', os.path.join(ROOT, '.venv'))
@@ -63,7 +70,7 @@ DUMMY_MARK = 'dbhost-bench-dummy'
 UNIT = 'dbhost-bench-dummy.service'
 UNIT_FILE = os.path.join('/run/systemd/system', UNIT)
 
-WAYS = ('floor', 'per-key', 'ours')
+WAYS = ('floor', 'per-key', 'before', 'ours')
 MITOGEN_REQUIREMENT = 'mitogen>=0.3,<0.4'
 MITOGEN_TARGET = os.path.join(ROOT, '.cache', 'mitogen')
 
@@ -269,9 +276,9 @@ def on_signal(number, frame):
     raise SystemExit(128 + number)
 
 
-def collections_path(ref, workdir):
+def collections_path(ref, workdir, name='collections'):
     """ANSIBLE_COLLECTIONS_PATH where dbhost.tuning is this checkout (or REF of it) and ansible.posix is found."""
-    top = os.path.join(workdir, 'collections')
+    top = os.path.join(workdir, name)
     target = os.path.join(top, 'ansible_collections', 'dbhost', 'tuning')
     os.makedirs(os.path.dirname(target))
     commit = None
@@ -315,8 +322,9 @@ def mitogen_strategy_plugins(where):
     return folder, where, version or '?'
 
 
-def write_inventory(workdir, hosts, overrides):
-    folder = os.path.join(workdir, 'inventory-%d' % hosts)
+def write_inventory(workdir, hosts, overrides, rig=None):
+    """An inventory of HOSTS aliases of this machine: on the local connection, or over SSH to RIG's sshd."""
+    folder = os.path.join(workdir, 'inventory-%d%s' % (hosts, '-ssh' if rig else ''))
     if os.path.isdir(folder):
         return folder
     group_vars = os.path.join(folder, 'group_vars', 'all')
@@ -325,31 +333,45 @@ def write_inventory(workdir, hosts, overrides):
     with open(os.path.join(group_vars, '10-this_machine.yml'), 'w') as handle:
         handle.write('---\n# What full_bench.py found on this machine (a dummy service where systemd runs).\n')
         yaml.safe_dump(overrides or {}, handle, default_flow_style=False)
-    names = dict(('bench%03d' % index, None) for index in range(1, hosts + 1))
+    aliases = ['bench%03d' % index for index in range(1, hosts + 1)]
+    names = dict((alias, rig.host_vars(alias) if rig else None) for alias in aliases)
+    common = {'ansible_python_interpreter': VENV_PYTHON}
+    if not rig:
+        common['ansible_connection'] = 'local'
     with open(os.path.join(folder, 'hosts.yml'), 'w') as handle:
-        yaml.safe_dump({'all': {'hosts': names, 'vars': {'ansible_connection': 'local',
-                                                         'ansible_python_interpreter': VENV_PYTHON}}},
-                       handle, default_flow_style=False)
+        yaml.safe_dump({'all': {'hosts': names, 'vars': common}}, handle, default_flow_style=False)
     return folder
 
 
-def run_play(way, playbook, inventory, env, forks, logfile):
-    """One ansible-playbook run: (rc, wall s, CPU s of it and its children, counts per host, others' CPUs).
+def run_play(way, playbook, inventory, env, forks, logfile, rig=None):
+    """One ansible-playbook run: (rc, wall s, CPU s of it and its children, counts per host, others' CPUs,
+    the hosts' CPU s).
 
     Others' CPUs: what the rest of the machine kept busy meanwhile (the machine's busy CPU seconds
     less the play's own, over the wall time), in CPUs - the noise this run had to share with.
+    Over SSH (RIG), the play's CPU includes its ControlPersist masters (ended and reaped after the
+    play, see bench/ssh_rig.py); the hosts' CPU is the sshd's and its sessions' (None locally,
+    where the modules run in the play's own process tree).
     """
     counts = logfile[:-len('.log')] + '.counts.json'
     for stale in (counts, counts + '.calls'):
         if os.path.exists(stale):
             os.unlink(stale)
     argv = [PLAYBOOK_BIN, '-i', inventory, '-f', str(forks), playbook]
-    if way == 'ours':
-        argv += ['-e', 'dbhost_drift_report_only=true']
     env = dict(env, DBHOST_BENCH_COUNTS=counts)
+    if way in ('ours', 'before'):
+        argv += ['-e', 'dbhost_drift_report_only=true']
+        if rig:
+            # Over SSH, as scripts/drift-check runs it: with the drift_report callback (its reports
+            # next to the log, its table of every setting of every host in the log).
+            env.update({'ANSIBLE_CALLBACKS_ENABLED': env['ANSIBLE_CALLBACKS_ENABLED'] + ',dbhost.tuning.drift_report',
+                        'DBHOST_DRIFT_REPORT_DIR': logfile[:-len('.log')] + '.report'})
     with open(logfile, 'w') as out:
         out.write('# %s\n' % ' '.join(argv))
         out.flush()
+        if rig:
+            rig.settle()
+        target_before = rig.cpu() if rig else 0.0
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         busy_before = busy_cpu()
         start = time.time()
@@ -373,16 +395,19 @@ def run_play(way, playbook, inventory, env, forks, logfile):
                     continue
             raise
         wall = time.time() - start
+        if rig:
+            out.write('# %d ControlPersist master(s) ended after the play\n' % rig.settle())
         busy = busy_cpu() - busy_before
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    others = max(0.0, busy - cpu) / wall if wall > 0 else 0.0
+    target = rig.cpu() - target_before if rig else None
+    others = max(0.0, busy - cpu - (target or 0.0)) / wall if wall > 0 else 0.0
     try:
         with open(counts) as handle:
             per_host = json.load(handle)
     except (IOError, OSError, ValueError):
         per_host = {}
-    return rc, wall, cpu, per_host, others
+    return rc, wall, cpu, per_host, others, target
 
 
 def spread(values):
@@ -399,10 +424,12 @@ def summarise(runs, hosts):
     good = [run for run in runs if run['rc'] == 0] or runs
     best_wall = min(run['wall'] for run in good)
     best_cpu = min(run['cpu'] for run in good)
+    targets = [run['target'] for run in good if run.get('target') is not None]
     counts = good[0]['counts']
     bench_hosts = ['bench%03d' % index for index in range(1, hosts + 1)]
     row = {
         'ok': sum(1 for run in runs if run['rc'] == 0), 'runs': len(runs), 'wall': best_wall, 'cpu': best_cpu,
+        'target': min(targets) if targets else None,
         'rcs': sorted(set(run['rc'] for run in runs)),
         'round_trips': spread(counts.get(host, {}).get('round_trips', 0) for host in bench_hosts),
         'tasks': spread(counts.get(host, {}).get('tasks', 0) for host in bench_hosts),
@@ -421,79 +448,148 @@ def ratio(top, bottom):
     return top / bottom if bottom > 0 else float('nan')
 
 
-def markdown(meta, table, ways):
+LABELS = {'floor': 'floor', 'per-key': 'per-key', 'ours': 'drift.yml', 'before': 'drift.yml@before'}
+
+
+def _cell(value, digits=2):
+    return '-' if value is None else '%.*f' % (digits, value)
+
+
+def _targets(table, ssh):
+    """Lines saying which of the issue's targets each cell meets (reported, never asserted)."""
+    lines = []
+    top = max(hosts for hosts, dummy, dummy in table)
+    for hosts, mode, rows in table:
+        if 'ours' not in rows or 'floor' not in rows:
+            continue
+        floor, ours = rows['floor'], rows['ours']
+        checks = ['round trips/host %s %s 2' % (ours['round_trips'], '<=' if ours['trips_max'] <= 2 else '>')]
+        limits = []
+        if ssh and hosts == top:
+            cpu_limit = 0.3 if mode.startswith('mitogen') else 0.5
+            limits = [('wall drift/floor', ratio(ours['wall'], floor['wall']), 1.0, 'low'),
+                      ('CPU drift/floor', ratio(ours['cpu'], floor['cpu']), cpu_limit, 'low')]
+        elif not ssh and hosts == 50:
+            limits = [('wall drift/floor', ratio(ours['wall'], floor['wall']), 1.5, 'low'),
+                      ('CPU drift/floor', ratio(ours['cpu'], floor['cpu']), 1.5, 'low')]
+            if 'per-key' in rows:
+                limits.append(('CPU per-key/drift', ratio(rows['per-key']['cpu'], ours['cpu']), 5, 'high'))
+        for name, value, limit, better in limits:
+            met = value <= limit if better == 'low' else value >= limit
+            checks.append('%s %.2fx %s' % (name, value, 'met' if met else 'NOT met (target %s %sx)'
+                                           % ('<=' if better == 'low' else '>=', limit)))
+        lines.append('- %d hosts%s: %s' % (hosts, ', ' + mode if mode else '', '; '.join(checks)))
+    return lines
+
+
+def markdown(meta, table, ssh=False):
+    """TABLE: [(hosts, mode, {way: summarised row})], MODE '' locally, 'pipelining on' ... over SSH."""
     lines = ['Full-profile drift check, check mode, %s, %s' % (meta['date'], meta['machine']), '',
              '`%s`' % meta['command'], '']
-    for key in ('collection', 'drift playbook', 'ansible', 'strategy', 'forks', 'repeat', 'load'):
-        lines.append('- %s: %s' % (key, meta[key]))
-    lines += ['', '| hosts | way | wall s | CPU s | round trips/host | tasks/host | skipped/host | records/host | ok runs '
-                  '| load before a run | others\' CPUs |',
-              '|---:|---|---:|---:|---:|---:|---:|---:|---|---|---|']
-    for hosts, rows in table:
-        for way in ways:
+    for key in ('collection', 'before', 'drift playbook', 'ansible', 'connection', 'strategy', 'forks', 'repeat',
+                'load'):
+        if meta.get(key):
+            lines.append('- %s: %s' % (key, meta[key]))
+    lines += ['', '| hosts | mode | way | wall s | controller CPU s | controller CPU/host s | hosts\' CPU/host s '
+                  '| round trips/host | tasks/host | records/host | ok runs | load before a run | others\' CPUs |',
+              '|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|---|']
+    for hosts, mode, rows in table:
+        for way in WAYS:
+            if way not in rows:
+                continue
             row = rows[way]
             status = '%d/%d' % (row['ok'], row['runs']) + ('' if row['ok'] == row['runs'] else ' (rc %s)' % row['rcs'])
-            lines.append('| %d | %s | %.2f | %.2f | %s | %s | %s | %s | %s | %s | %s |'
-                         % (hosts, way, row['wall'], row['cpu'], row['round_trips'], row['tasks'], row['skipped'],
-                            row['records'] if way == 'ours' else '-', status, row['load'], row['others']))
-    if set(('floor', 'per-key', 'ours')) <= set(ways):
-        lines += ['', '| hosts | ours/floor wall | ours/floor CPU | per-key/ours wall | per-key/ours CPU | '
-                      'ours round trips/host |', '|---:|---:|---:|---:|---:|---:|']
-        for hosts, rows in table:
-            floor, per_key, ours = rows['floor'], rows['per-key'], rows['ours']
-            lines.append('| %d | %.2fx | %.2fx | %.2fx | %.2fx | %s |'
-                         % (hosts, ratio(ours['wall'], floor['wall']), ratio(ours['cpu'], floor['cpu']),
-                            ratio(per_key['wall'], ours['wall']), ratio(per_key['cpu'], ours['cpu']),
-                            ours['round_trips']))
-        lines += ['', 'Targets (reported, not asserted): ours at most 2 module round trips per host; at 50 hosts '
-                      'ours at most 1.5x the floor in wall and CPU, and at least 5x less CPU than per-key.']
-        for hosts, rows in table:
-            floor, per_key, ours = rows['floor'], rows['per-key'], rows['ours']
-            checks = ['round trips/host %s %s 2' % (ours['round_trips'], '<=' if ours['trips_max'] <= 2 else '>')]
-            if hosts == 50:
-                for name, value, limit, better in (
-                        ('wall ours/floor', ratio(ours['wall'], floor['wall']), 1.5, 'low'),
-                        ('CPU ours/floor', ratio(ours['cpu'], floor['cpu']), 1.5, 'low'),
-                        ('CPU per-key/ours', ratio(per_key['cpu'], ours['cpu']), 5, 'high')):
-                    met = value <= limit if better == 'low' else value >= limit
-                    checks.append('%s %.2fx %s' % (name, value, 'met' if met else 'NOT met (target %s %sx)'
-                                                   % ('<=' if better == 'low' else '>=', limit)))
-            lines.append('- %d hosts: %s' % (hosts, '; '.join(checks)))
+            lines.append('| %d | %s | %s | %.2f | %.2f | %.3f | %s | %s | %s | %s | %s | %s | %s |'
+                         % (hosts, mode or 'local', LABELS[way], row['wall'], row['cpu'], row['cpu'] / hosts,
+                            _cell(None if row['target'] is None else row['target'] / hosts, 3), row['round_trips'],
+                            row['tasks'], row['records'] if way in ('ours', 'before') else '-', status, row['load'],
+                            row['others']))
+    lines += ['', '| hosts | mode | drift/floor wall | drift/floor CPU | per-key/drift wall | per-key/drift CPU '
+                  '| before/after CPU |', '|---:|---|---:|---:|---:|---:|---:|']
+    for hosts, mode, rows in table:
+        if 'ours' not in rows:
+            continue
+        ours, floor, per_key, older = rows['ours'], rows.get('floor'), rows.get('per-key'), rows.get('before')
+        lines.append('| %d | %s | %s | %s | %s | %s | %s |' % (
+            hosts, mode or 'local',
+            _cell(floor and ratio(ours['wall'], floor['wall'])) + ('x' if floor else ''),
+            _cell(floor and ratio(ours['cpu'], floor['cpu'])) + ('x' if floor else ''),
+            _cell(per_key and ratio(per_key['wall'], ours['wall'])) + ('x' if per_key else ''),
+            _cell(per_key and ratio(per_key['cpu'], ours['cpu'])) + ('x' if per_key else ''),
+            _cell(older and ratio(older['cpu'], ours['cpu'])) + ('x' if older else '')))
+    lines += ['', 'Targets (reported, not asserted): drift.yml at most 2 module round trips per host; '
+              + ('at the largest host count over SSH at most 1.0x the floor\'s wall and 0.5x its controller CPU '
+                 '(0.3x under Mitogen).' if ssh else 'at 50 hosts at most 1.5x the floor in wall and CPU, and at '
+                 'least 5x less CPU than per-key.')]
+    lines += _targets(table, ssh)
     lines += ['', 'Module round trips of one host (bench001), by module:']
-    for hosts, rows in table[:1]:
-        for way in ways:
-            modules = ', '.join('%s %d' % item for item in sorted(rows[way]['modules'].items(), key=lambda i: (-i[1], i[0])))
-            lines.append('- %s: %s' % (way, modules or 'none'))
+    for hosts, mode, rows in table[:1]:
+        for way in WAYS:
+            if way in rows:
+                modules = ', '.join('%s %d' % item for item in sorted(rows[way]['modules'].items(),
+                                                                      key=lambda i: (-i[1], i[0])))
+                lines.append('- %s: %s' % (LABELS[way], modules or 'none'))
         if 'ours' in rows:
             statuses = ', '.join('%s %d' % item for item in sorted(rows['ours']['statuses'].items()))
-            lines.append('- records of ours by status: %s' % (statuses or 'none'))
+            lines.append('- records of drift.yml by status: %s' % (statuses or 'none'))
     return '\n'.join(lines) + '\n'
 
 
-def main():
+def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument('--hosts', default='1,10,50', help='comma-separated host counts (default 1,10,50)')
-    parser.add_argument('--repeat', type=int, default=3, help='runs per way and host count; the best is kept (default 3)')
+    parser.add_argument('--ssh', action='store_true',
+                        help='reach the hosts over SSH through an sshd of the bench\'s own on 127.0.0.1 (ControlPersist '
+                             'on), with pipelining on and off; default hosts then 1,50,200, and Mitogen at 200')
+    parser.add_argument('--hosts', help='comma-separated host counts (default 1,10,50; 1,50,200 with --ssh)')
+    parser.add_argument('--repeat', type=int, help='runs per way and host count; the best is kept (default 3; 1 with --ssh)')
     parser.add_argument('--strategy', choices=('linear', 'mitogen'), default='linear',
-                        help='linear (Ansible default) or mitogen (mitogen_linear, from --mitogen)')
+                        help='linear (Ansible default) or mitogen (mitogen_linear, from --mitogen); local mode')
+    parser.add_argument('--pipelining', default='on,off', help='with --ssh: comma-separated on, off (default on,off)')
+    parser.add_argument('--mitogen-hosts', default='200',
+                        help='with --ssh: host counts measured under the Mitogen strategy too (default 200; none)')
+    parser.add_argument('--per-key-max-hosts', type=int,
+                        help='skip the per-key way above this host count (default: none locally, 50 with --ssh, where '
+                             '200 hosts of per-key take about an hour of 2 CPUs)')
     parser.add_argument('--mitogen', metavar='PATH',
                         help='folder holding the ansible_mitogen and mitogen packages (default .cache/mitogen, '
                              'where mitogen 0.3.x is installed with pip --target when missing)')
     parser.add_argument('--forks', type=int, default=5, help="ansible-playbook -f (default 5, Ansible's default)")
-    parser.add_argument('--ways', default=','.join(WAYS), help='comma-separated subset of %s' % ','.join(WAYS))
+    parser.add_argument('--ways', default='floor,per-key,ours', help='comma-separated subset of floor,per-key,ours')
     parser.add_argument('--playbook', help='the drift playbook of "ours" (default playbooks/drift.yml of the '
                                            'collection under test)')
     parser.add_argument('--ref', help='measure the collection as committed at this git ref (git archive) instead '
                                       'of the working tree, e.g. the "before" of a change')
+    parser.add_argument('--before', metavar='REF',
+                        help='also run drift.yml of the collection as committed at REF, interleaved with the '
+                             'others: the before and after of a change in one run')
     parser.add_argument('--no-warm-up', dest='warm_up', action='store_false',
                         help='skip the untimed 1-host run of each way first')
     parser.add_argument('--output', help='markdown file for the table (default .benchmarks/full_bench-<time>.md; '
                                          'the logs go next to it)')
     args = parser.parse_args()
-    hosts_list = [int(value) for value in args.hosts.split(',') if value.strip()]
-    ways = [way for way in WAYS if way in args.ways.split(',')]
-    if not hosts_list or min(hosts_list) < 1 or args.repeat < 1 or not ways:
-        parser.error('--hosts, --repeat and --ways need at least one valid value')
+    args.hosts_list = [int(value) for value in (args.hosts or ('1,50,200' if args.ssh else '1,10,50')).split(',')
+                       if value.strip()]
+    args.repeat = args.repeat or (1 if args.ssh else 3)
+    args.ways_list = [way for way in WAYS if way in args.ways.split(',') or (way == 'before' and args.before)]
+    if args.per_key_max_hosts is None:
+        args.per_key_max_hosts = 50 if args.ssh else max(args.hosts_list or [0])
+    modes = [value.strip() for value in args.pipelining.split(',') if value.strip()]
+    if not args.hosts_list or min(args.hosts_list) < 1 or args.repeat < 1 or not args.ways_list or \
+            not set(modes) <= set(('on', 'off')) or not modes:
+        parser.error('--hosts, --repeat, --ways and --pipelining need at least one valid value')
+    mitogen_hosts = [] if not args.ssh or args.mitogen_hosts in ('', 'none') else \
+        [int(value) for value in args.mitogen_hosts.split(',') if value.strip()]
+    # What runs, in order: (mode label, strategy, pipelining or None, host counts).
+    if args.ssh:
+        args.modes = [('pipelining ' + value, 'linear', value == 'on', args.hosts_list) for value in modes]
+        if mitogen_hosts:
+            args.modes.append(('mitogen', 'mitogen', None, mitogen_hosts))
+    else:
+        args.modes = [('' if args.strategy == 'linear' else 'mitogen', args.strategy, None, args.hosts_list)]
+    return args
+
+
+def preflight(args):
     if os.geteuid() != 0:
         raise SystemExit('full_bench.py runs as root (loop device, mount, reading every setting)')
     for tool in ('losetup', 'mkfs.ext4', 'mount', 'umount', 'findmnt', 'taskset'):
@@ -501,11 +597,109 @@ def main():
             raise SystemExit('%s is missing (util-linux, e2fsprogs)' % tool)
     if not os.access(PLAYBOOK_BIN, os.X_OK):
         raise SystemExit('%s is missing: run bash scripts/venv.sh --test first' % PLAYBOOK_BIN)
+    if args.ssh and ssh_rig.missing_tools():
+        raise SystemExit(ssh_rig.missing_tools())
     with open(PROFILE) as handle:
         profile = yaml.safe_load(handle)
     if not str(profile.get('direct_io_fstab', '')).startswith(FIXTURE + '/'):
         raise SystemExit('%s does not point at %s, which this bench makes' % (PROFILE, FIXTURE))
 
+
+def base_env(paths):
+    env = dict((key, value) for key, value in os.environ.items()
+               if not key.startswith('ANSIBLE_') or key in ('ANSIBLE_FORCE_COLOR',))
+    env.update({
+        'PATH': os.path.join(VENV, 'bin') + os.pathsep + os.environ.get('PATH', ''),
+        'ANSIBLE_CONFIG': os.path.join(WORK, 'ansible.cfg'),
+        'ANSIBLE_COLLECTIONS_PATH': paths,
+        'ANSIBLE_CALLBACK_PLUGINS': CALLBACKS,
+        'ANSIBLE_CALLBACKS_ENABLED': 'bench_counter',
+        'ANSIBLE_LOCALHOST_WARNING': 'false',
+        'ANSIBLE_INVENTORY_UNPARSED_WARNING': 'false',
+        'ANSIBLE_NOCOLOR': 'true',
+        'ANSIBLE_FORCE_COLOR': 'false',
+    })
+    return env
+
+
+def mode_env(env, strategy, pipelining, args):
+    """(env, description) of one mode: the strategy's plugins, pipelining over SSH."""
+    env = dict(env)
+    if pipelining is not None:
+        env['ANSIBLE_PIPELINING'] = 'true' if pipelining else 'false'
+    if strategy != 'mitogen':
+        return env, 'linear (Ansible default)'
+    folder, where, version = mitogen_strategy_plugins(args.mitogen)
+    # On PYTHONPATH too: bench_counter imports ansible_mitogen before the strategy is loaded.
+    pythonpath = [where] + [path for path in os.environ.get('PYTHONPATH', '').split(os.pathsep) if path]
+    env.update({'ANSIBLE_STRATEGY_PLUGINS': folder, 'ANSIBLE_STRATEGY': 'mitogen_linear',
+                'PYTHONPATH': os.pathsep.join(pythonpath)})
+    return env, 'mitogen_linear (mitogen %s)' % version
+
+
+def describe(args, commit, playbook, collection, ansible_version, strategies, before_commit):
+    dirty = sh('git', '-C', ROOT, 'status', '--porcelain', '--', 'playbooks', 'roles', 'plugins', check=False).stdout
+    head = sh('git', '-C', ROOT, 'rev-parse', '--short', 'HEAD', check=False).stdout.strip()
+    if commit:
+        described = '%s as committed at %s (%s)' % ('dbhost.tuning', args.ref, commit[:12])
+    else:
+        described = 'dbhost.tuning working tree at %s%s' % (
+            head, ', with uncommitted changes in playbooks/roles/plugins' if dirty.strip() else '')
+    with open(playbook, 'rb') as handle:
+        book_digest = hashlib.sha256(handle.read()).hexdigest()[:12]
+    return {
+        'date': datetime.datetime.now().strftime('%Y-%m-%d %H:%M %Z').strip(),
+        'machine': '%s, %d CPUs, %s' % (platform.node() or 'this machine', os.cpu_count() or 0, platform.release()),
+        'command': ' '.join(['python', os.path.relpath(os.path.abspath(sys.argv[0]), ROOT)] + sys.argv[1:]),
+        'collection': described,
+        'before': before_commit and 'drift.yml@before: dbhost.tuning as committed at %s (%s)'
+                                    % (args.before, before_commit[:12]),
+        'drift playbook': '%s (sha256 %s)' % (os.path.relpath(playbook, collection) if playbook.startswith(collection)
+                                              else playbook, book_digest),
+        'ansible': ansible_version,
+        'connection': ('ssh to an sshd of the bench\'s own on 127.0.0.1, one ControlPersist master per host '
+                       '(Ansible\'s ssh_args: -C -o ControlMaster=auto -o ControlPersist=60s)') if args.ssh else 'local',
+        'strategy': '; '.join(strategies), 'forks': args.forks,
+        'repeat': '%d run(s) per cell, best kept (wall and CPU each)%s'
+                  % (args.repeat, ', after an untimed 1-host warm-up of each way' if args.warm_up else ''),
+    }
+
+
+def measure(args, books, envs, fixture, rig, logs):
+    """Every mode, host count, repeat and way, interleaved; returns [(hosts, mode, {way: row})]."""
+    table = []
+    for label, dummy, dummy, hosts_list in args.modes:
+        tag = label.replace(' ', '-') or 'local'
+        ways = args.ways_list
+        if args.warm_up:
+            inventory = write_inventory(WORK, 1, fixture.overrides, rig)
+            for way in ways:
+                result = run_play(way, books[way], inventory, envs[label][way], args.forks,
+                                  os.path.join(logs, 'warm-up-%s-%s.log' % (tag, way)), rig)
+                log('warm-up %s %-7s rc %d, %.1f s' % (label, way, result[0], result[1]))
+        for hosts in hosts_list:
+            inventory = write_inventory(WORK, hosts, fixture.overrides, rig)
+            cell = [way for way in ways if way != 'per-key' or hosts <= args.per_key_max_hosts]
+            runs = dict((way, []) for way in cell)
+            for repeat in range(args.repeat):
+                for way in cell:   # interleaved, so that the machine's noise falls on every way alike
+                    logfile = os.path.join(logs, '%s-%s-%dhosts-%d.log' % (way, tag, hosts, repeat + 1))
+                    load = os.getloadavg()[0]
+                    rc, wall, cpu, counts, others, target = run_play(way, books[way], inventory, envs[label][way],
+                                                                     args.forks, logfile, rig)
+                    runs[way].append({'rc': rc, 'wall': wall, 'cpu': cpu, 'counts': counts, 'load': load,
+                                      'others': others, 'target': target})
+                    log('%3d hosts %s %-7s run %d: rc %d, wall %.2f s, CPU %.2f s%s, load %.2f before, others %.2f '
+                        'CPUs%s' % (hosts, label, way, repeat + 1, rc, wall, cpu,
+                                    '' if target is None else ', hosts {0:.2f} s'.format(target), load, others,
+                                    '' if rc == 0 else ' - see ' + logfile))
+            table.append((hosts, label, dict((way, summarise(runs[way], hosts)) for way in cell)))
+    return table
+
+
+def main():
+    args = parse_args()
+    preflight(args)
     stamp = datetime.datetime.now().strftime('%Y%m%d-%H%M%S')
     output = os.path.abspath(args.output or os.path.join(ROOT, '.benchmarks', 'full_bench-%s.md' % stamp))
     logs = output[:-3] + '.logs' if output.endswith('.md') else output + '.logs'
@@ -517,87 +711,43 @@ def main():
     for number in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(number, on_signal)
     fixture = Fixture()
+    rig = ssh_rig.Sshd(log) if args.ssh else None
     clean = True
     before = None
     try:
         fixture.set_up()
         before = snapshot()
+        if rig:
+            rig.start()
+            rig.keep.add(fixture.dummy.pid)
         paths, collection, commit = collections_path(args.ref, WORK)
+        before_paths, before_commit = None, None
+        if args.before:
+            before_paths, dummy, before_commit = collections_path(args.before, WORK, 'collections-before')
         playbook = os.path.abspath(args.playbook) if args.playbook else os.path.join(collection, 'playbooks', 'drift.yml')
         with open(os.path.join(WORK, 'ansible.cfg'), 'w') as handle:
             handle.write('# empty: the bench runs with Ansible defaults, whatever ~/.ansible.cfg says\n')
-        env = dict((key, value) for key, value in os.environ.items()
-                   if not key.startswith('ANSIBLE_') or key in ('ANSIBLE_FORCE_COLOR',))
-        env.update({
-            'PATH': os.path.join(VENV, 'bin') + os.pathsep + os.environ.get('PATH', ''),
-            'ANSIBLE_CONFIG': os.path.join(WORK, 'ansible.cfg'),
-            'ANSIBLE_COLLECTIONS_PATH': paths,
-            'ANSIBLE_CALLBACK_PLUGINS': CALLBACKS,
-            'ANSIBLE_CALLBACKS_ENABLED': 'bench_counter',
-            'ANSIBLE_LOCALHOST_WARNING': 'false',
-            'ANSIBLE_INVENTORY_UNPARSED_WARNING': 'false',
-            'ANSIBLE_NOCOLOR': 'true',
-            'ANSIBLE_FORCE_COLOR': 'false',
-        })
-        strategy = 'linear (Ansible default)'
-        if args.strategy == 'mitogen':
-            folder, where, version = mitogen_strategy_plugins(args.mitogen)
-            # On PYTHONPATH too: bench_counter imports ansible_mitogen before the strategy is loaded.
-            pythonpath = [where] + [path for path in os.environ.get('PYTHONPATH', '').split(os.pathsep) if path]
-            env.update({'ANSIBLE_STRATEGY_PLUGINS': folder, 'ANSIBLE_STRATEGY': 'mitogen_linear',
-                        'PYTHONPATH': os.pathsep.join(pythonpath)})
-            strategy = 'mitogen_linear (mitogen %s)' % version
+        books = {'floor': FLOOR, 'per-key': PER_KEY, 'ours': playbook,
+                 'before': os.path.join(WORK, 'collections-before', 'ansible_collections', 'dbhost', 'tuning',
+                                        'playbooks', 'drift.yml')}
+        env = base_env(paths)
+        envs, strategies = {}, []
+        for label, strategy, pipelining, dummy in args.modes:
+            mode, described = mode_env(env, strategy, pipelining, args)
+            if described not in strategies:
+                strategies.append(described)
+            envs[label] = dict((way, dict(mode, ANSIBLE_COLLECTIONS_PATH=before_paths) if way == 'before' else mode)
+                               for way in args.ways_list)
         ansible_version = sh(PLAYBOOK_BIN, '--version', env=env).stdout.splitlines()[0]
-        dirty = sh('git', '-C', ROOT, 'status', '--porcelain', '--', 'playbooks', 'roles', 'plugins', check=False).stdout
-        head = sh('git', '-C', ROOT, 'rev-parse', '--short', 'HEAD', check=False).stdout.strip()
-        if commit:
-            described = '%s as committed at %s (%s)' % ('dbhost.tuning', args.ref, commit[:12])
-        else:
-            described = 'dbhost.tuning working tree at %s%s' % (
-                head, ', with uncommitted changes in playbooks/roles/plugins' if dirty.strip() else '')
-        with open(playbook, 'rb') as handle:
-            book_digest = hashlib.sha256(handle.read()).hexdigest()[:12]
-        books = {'floor': FLOOR, 'per-key': PER_KEY, 'ours': playbook}
-        meta = {
-            'date': datetime.datetime.now().strftime('%Y-%m-%d %H:%M %Z').strip(),
-            'machine': '%s, %d CPUs, %s' % (platform.node() or 'this machine', os.cpu_count() or 0, platform.release()),
-            'command': ' '.join(['python', os.path.relpath(os.path.abspath(sys.argv[0]), ROOT)] + sys.argv[1:]),
-            'collection': described,
-            'drift playbook': '%s (sha256 %s)' % (os.path.relpath(playbook, collection) if playbook.startswith(collection)
-                                                  else playbook, book_digest),
-            'ansible': ansible_version, 'strategy': strategy, 'forks': args.forks,
-            'repeat': '%d run(s) per cell, best kept (wall and CPU each)%s'
-                      % (args.repeat, ', after an untimed 1-host warm-up of each way' if args.warm_up else ''),
-        }
+        meta = describe(args, commit, playbook, collection, ansible_version, strategies, before_commit)
         load_start = os.getloadavg()
-        log('%s; %s; drift playbook %s; logs in %s' % (described, strategy, playbook, logs))
-
-        if args.warm_up:
-            inventory = write_inventory(WORK, 1, fixture.overrides)
-            for way in ways:
-                rc, wall, cpu, dummy, dummy = run_play(way, books[way], inventory, env, args.forks,
-                                                       os.path.join(logs, 'warm-up-%s.log' % way))
-                log('warm-up %-7s rc %d, %.1f s' % (way, rc, wall))
-        table = []
-        for hosts in hosts_list:
-            inventory = write_inventory(WORK, hosts, fixture.overrides)
-            runs = dict((way, []) for way in ways)
-            for repeat in range(args.repeat):
-                for way in ways:   # interleaved, so that the machine's noise falls on every way alike
-                    logfile = os.path.join(logs, '%s-%dhosts-%d.log' % (way, hosts, repeat + 1))
-                    load = os.getloadavg()[0]
-                    rc, wall, cpu, counts, others = run_play(way, books[way], inventory, env, args.forks, logfile)
-                    runs[way].append({'rc': rc, 'wall': wall, 'cpu': cpu, 'counts': counts, 'load': load,
-                                      'others': others})
-                    log('%3d hosts %-7s run %d: rc %d, wall %.2f s, CPU %.2f s, load %.2f before, others %.2f CPUs%s'
-                        % (hosts, way, repeat + 1, rc, wall, cpu, load, others,
-                           '' if rc == 0 else ' - see ' + logfile))
-            table.append((hosts, dict((way, summarise(runs[way], hosts)) for way in ways)))
+        log('%s; %s; drift playbook %s; logs in %s' % (meta['collection'], meta['strategy'], playbook, logs))
+        table = measure(args, books, envs, fixture, rig, logs)
         load_end = os.getloadavg()
         meta['load'] = ('load average %.2f at the start, %.2f at the end (1 min); per cell, the 1-min load before '
                         'each run (it includes the bench\'s own previous run) and others\' CPUs: what the rest of '
                         'the machine kept busy during a run, out of %d' % (load_start[0], load_end[0], os.cpu_count() or 0))
-        text = markdown(meta, table, ways)
+        text = markdown(meta, table, args.ssh)
         with open(output, 'w') as handle:
             handle.write(text)
         sys.stdout.write(text)
@@ -606,7 +756,9 @@ def main():
         for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):   # a second Ctrl-C must not stop the clean-up
             signal.signal(number, signal.SIG_IGN)
         after = snapshot() if before is not None else None
-        clean = fixture.tear_down()
+        if rig:
+            clean = rig.stop() and clean
+        clean = fixture.tear_down() and clean
         if before is not None:
             changed = sorted(name for name in set(before) | set(after) if before.get(name) != after.get(name)
                              and not name.startswith(FIXTURE))

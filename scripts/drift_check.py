@@ -23,7 +23,9 @@ dbhost.tuning.drift_report callback enabled and decides from the drift.json it w
                     syntax error, interrupted), or ansible-playbook failed although every host is clean
 
 When several apply, the first in the order failed, unreachable, drift wins; the reports name every host's
-state. See docs/drift-exit-codes.md. Standard library only.
+state. A setting this platform or container cannot have (status unsupported: a key the running kernel
+does not have, a read-only /proc/sys) is counted apart and never changes the exit code by itself;
+with --unsupported-as-drift it counts as drift (3). See docs/drift-exit-codes.md. Standard library only.
 """
 
 from __future__ import annotations
@@ -75,6 +77,9 @@ def parse_args(argv):
                         help='the ansible-playbook program (default: the one on PATH)')
     parser.add_argument('--report-only', action='store_true',
                         help='exit 0 on drift; failed and unreachable hosts still give 2 and 4')
+    parser.add_argument('--unsupported-as-drift', dest='unsupported_as_drift', action='store_true',
+                        help='count unsupported settings (not applicable on their host) as drift: exit 3 where '
+                             'they would otherwise leave a clean verdict')
     parser.add_argument('--from-report', metavar='DIR', default=None,
                         help='do not run anything: decide from an existing DIR/drift.json '
                              '(for example an ansible-runner artifacts folder)')
@@ -97,11 +102,22 @@ def load_report(path):
     return report
 
 
-def verdict(report, report_only=False):
-    """The exit code for a report."""
+def unsupported_count(summary):
+    """How many settings are unsupported (not applicable on their host); read from the statuses
+    in a report written before the count had its own key."""
+    if 'unsupported' in summary:
+        return summary['unsupported']
+    return (summary.get('statuses') or {}).get('unsupported', 0)
+
+
+def verdict(report, report_only=False, unsupported_as_drift=False):
+    """The exit code for a report.  Unsupported settings leave the code alone, unless
+    ``unsupported_as_drift``: then a fleet that is clean but for them reads as drift."""
     if not report.get('hosts') and not report['summary'].get('hosts'):
         return EXIT_NO_HOSTS
     code = EXIT_CODES[report['summary']['state']]
+    if unsupported_as_drift and code == EXIT_CLEAN and unsupported_count(report['summary']):
+        code = EXIT_DRIFT
     if report_only and code == EXIT_DRIFT:
         return EXIT_CLEAN
     return code
@@ -111,12 +127,18 @@ def describe(report):
     summary = report['summary']
     hosts = report.get('hosts', {})
     hosts_count = summary.get('hosts', 0)
-    lines = ['drift-check: %s: %d host%s (%d clean, %d drift, %d failed, %d unreachable), %d of %d settings drifted' % (
-        summary['state'], hosts_count, '' if hosts_count == 1 else 's', summary.get('clean', 0), summary.get('drift', 0),
-        summary.get('failed', 0), summary.get('unreachable', 0), summary.get('drifted', 0), summary.get('settings', 0))]
+    lines = ['drift-check: %s: %d host%s (%d clean, %d drift, %d failed, %d unreachable), %d of %d settings drifted, '
+             '%d unsupported' % (
+                 summary['state'], hosts_count, '' if hosts_count == 1 else 's', summary.get('clean', 0),
+                 summary.get('drift', 0), summary.get('failed', 0), summary.get('unreachable', 0),
+                 summary.get('drifted', 0), summary.get('settings', 0), unsupported_count(summary))]
     for name in sorted(hosts):
+        unsupported = [record for record in hosts[name].get('settings') or [] if record.get('status') == 'unsupported']
         if hosts[name].get('state') != 'clean':
             lines.append('drift-check:   %s: %s' % (name, hosts[name].get('state')))
+        elif unsupported:
+            lines.append('drift-check:   %s: clean, %d unsupported (%s)' % (
+                name, len(unsupported), ', '.join(sorted(set(str(record.get('name')) for record in unsupported)))))
     return lines
 
 
@@ -168,7 +190,7 @@ def run_check(args):
               % (report_dir, ansible_rc), file=sys.stderr)
         return EXIT_NO_VERDICT
     report = load_report(json_path)
-    code = verdict(report, args.report_only)
+    code = verdict(report, args.report_only, args.unsupported_as_drift)
     if code == EXIT_NO_HOSTS:
         print(NO_HOSTS_MESSAGE % EXIT_NO_HOSTS, file=sys.stderr)
         return code
@@ -205,7 +227,7 @@ def from_report(args):
     folder = args.from_report
     path = folder if folder.endswith('.json') else os.path.join(folder, 'drift.json')
     report = load_report(path)
-    code = verdict(report, args.report_only)
+    code = verdict(report, args.report_only, args.unsupported_as_drift)
     if code == EXIT_NO_HOSTS:
         print('drift-check: report %s checked no host; exit %d' % (path, code), file=sys.stderr)
         return code

@@ -33,6 +33,11 @@ ROLES = ('kernel_params', 'shared_memory', 'block_queue', 'direct_io', 'processo
 COLLECTION_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _ROLE_VARIABLES = {}
 _ROLE_SPECS = {}
+_FILES = {}
+_CLOSEST = {}
+_KNOWN = []
+# libyaml's loader where PyYAML has it: the roles' argument specs are long.
+_YAML_LOADER = getattr(yaml, 'CSafeLoader', yaml.SafeLoader)
 # What the roles export (register, set_fact): never a typo of an input.
 EXPORTED = ('shared_memory_settings', 'processor_sets_numa_node')
 # The playbooks' own variables, so that their misspellings are caught too.
@@ -42,11 +47,14 @@ CLOSE_ENOUGH = 0.85
 
 
 def _load(path):
-    try:
-        with open(path) as handle:
-            return yaml.safe_load(handle) or {}
-    except (IOError, OSError):
-        return {}
+    """A role file's YAML, parsed once per process (callers do not change it)."""
+    if path not in _FILES:
+        try:
+            with open(path) as handle:
+                _FILES[path] = yaml.load(handle, Loader=_YAML_LOADER) or {}  # a safe loader
+        except (IOError, OSError):
+            _FILES[path] = {}
+    return _FILES[path]
 
 
 def role_variables(role):
@@ -75,16 +83,21 @@ def role_spec(role):
 
 def known_variables():
     """Every input variable of every role."""
-    names = set(PLAYBOOK_VARIABLES)
-    for role in ROLES:
-        names.update(name for name in role_variables(role) if name != '__has_default')
-    return names
+    if not _KNOWN:
+        names = set(PLAYBOOK_VARIABLES)
+        for role in ROLES:
+            names.update(name for name in role_variables(role) if name != '__has_default')
+        _KNOWN.append(frozenset(names))
+    return _KNOWN[0]
 
 
 def closest(name, names):
     """The known name ``name`` is most likely a misspelling of, or None."""
-    found = difflib.get_close_matches(name, sorted(names), n=1, cutoff=CLOSE_ENOUGH)
-    return found[0] if found else None
+    key = (name, names if isinstance(names, frozenset) else tuple(sorted(names)))
+    if key not in _CLOSEST:
+        found = difflib.get_close_matches(name, sorted(names), n=1, cutoff=CLOSE_ENOUGH)
+        _CLOSEST[key] = found[0] if found else None
+    return _CLOSEST[key]
 
 
 def misspelt(defined):
@@ -93,7 +106,8 @@ def misspelt(defined):
     known = known_variables()
     problems = []
     for name in sorted(defined):
-        if name in known or name.startswith('_') or name in EXPORTED or name.endswith('_result'):
+        # Ansible's own variables (connection settings, facts injected as ansible_*) are no role's.
+        if name in known or name.startswith(('_', 'ansible_')) or name in EXPORTED or name.endswith('_result'):
             continue
         owner = [role for role in ROLES if name.startswith(role + '_')]
         guess = closest(name, known)
@@ -129,6 +143,19 @@ def check_roles(roles, source):
             guess = closest(str(entry), ROLES) if isinstance(entry, str) else None
             raise AnsibleActionFail('host_state: %s: %r is not one of %s%s' % (
                 source, entry, ', '.join(ROLES), '; did you mean %s?' % guess if guess else ''))
+
+
+def preload():
+    """Parse every role's defaults and argument spec now. Ansible's strategies import this plugin in
+    their main process before they fork a worker per host and task, so the workers inherit them
+    parsed: a run reads the roles' YAML once, not once per host."""
+    for role in ROLES:
+        role_variables(role)
+        role_spec(role)
+    known_variables()
+
+
+preload()
 
 
 class ActionModule(ActionBase):

@@ -22,6 +22,9 @@ description:
     A host that was unreachable or on which a task failed gets an error test case, so it never reads as clean.
   - C(drift.md) is a table for a person to read in a merge request or a job summary, drifted rows first.
   - A setting counts as clean when its status is V(ok) or V(unsupported); every other status is drift.
+  - V(unsupported) records (what this platform or container cannot have, such as a key the running kernel does
+    not have, a read-only C(/proc/sys) or a missing sysfs attribute) are counted apart from drift in every report,
+    with their reason, and never make a host drift by themselves (C(scripts/drift-check --unsupported-as-drift) counts them as drift).
   - A host is V(failed) when any task on it failed (also when the failure was ignored or rescued, since
     the check is then incomplete), V(unreachable) when a task could not reach it, V(drift) when a record
     drifted, and V(clean) otherwise. The overall state is the worst one, in the order
@@ -95,6 +98,8 @@ CLEAN = 'clean'
 DRIFT = 'drift'
 FAILED = 'failed'
 UNREACHABLE = 'unreachable'
+# Not applicable here: clean for the verdict, but counted and shown apart from ok and drift.
+UNSUPPORTED = 'unsupported'
 # Worst first: the overall state (and the drift-check exit code) is the first one any host has.
 HOST_STATES = (FAILED, UNREACHABLE, DRIFT, CLEAN)
 
@@ -112,6 +117,10 @@ def plural(count, noun):
 
 def is_clean(status):
     return status in CLEAN_STATUSES
+
+
+def is_unsupported(status):
+    return status == UNSUPPORTED
 
 
 def _is_record(value):
@@ -246,21 +255,23 @@ def host_state(entry):
 def build_report(hosts, playbooks=(), started=None, finished=None):
     """The drift.json document: everything the other formats are rendered from."""
     report_hosts = {}
-    summary = {'hosts': len(hosts), 'settings': 0, 'drifted': 0, 'statuses': {}}
+    summary = {'hosts': len(hosts), 'settings': 0, 'drifted': 0, 'unsupported': 0, 'statuses': {}}
     summary.update((state, 0) for state in HOST_STATES)
     for name in sorted(hosts):
         entry = hosts[name]
         state = host_state(entry)
         drifted = sum(1 for record in entry['settings'] if not is_clean(record['status']))
+        unsupported = sum(1 for record in entry['settings'] if is_unsupported(record['status']))
         report_hosts[name] = {
             'state': state,
             'settings': [dict(record) for record in entry['settings']],
             'errors': [dict(error) for error in entry['errors']],
-            'counts': {'settings': len(entry['settings']), 'drifted': drifted},
+            'counts': {'settings': len(entry['settings']), 'drifted': drifted, 'unsupported': unsupported},
         }
         summary[state] += 1
         summary['settings'] += len(entry['settings'])
         summary['drifted'] += drifted
+        summary['unsupported'] += unsupported
         for record in entry['settings']:
             status = str(record['status'])
             summary['statuses'][status] = summary['statuses'].get(status, 0) + 1
@@ -289,6 +300,10 @@ def _display_names(records):
             name = '%s (%s)' % (name, format_value(record['target']))
         names.append(name)
     return names
+
+
+def unsupported_message(record):
+    return 'unsupported: %s (desired %s)' % (record.get('detail') or 'not on this host', desired_text(record))
 
 
 def drift_message(record):
@@ -341,8 +356,11 @@ def render_junit(report):
                 text += 'item: %s\n' % format_value(record['item'])
             if record.get('detail'):
                 text += 'detail: %s\n' % record['detail']
-            if record['status'] == 'unsupported':
-                element(case, 'skipped', message='unsupported: %s' % (record.get('detail') or 'not on this host'))
+            if is_unsupported(record['status']):
+                # Not applicable on this host: skipped with the reason, never a pass nor a failure.
+                skipped = element(case, 'skipped', message=unsupported_message(record))
+                skipped.text = _xml_text(text + 'desired: %s\nlive: %s\npersisted: %s\n' % (
+                    desired_text(record), format_value(record.get('live')), format_value(record.get('persisted'))))
                 counts['skipped'] += 1
             elif not is_clean(record['status']):
                 failure = element(case, 'failure', type=str(record['status']), message=drift_message(record))
@@ -366,12 +384,15 @@ def _md_cell(value):
 
 
 def sorted_rows(report):
-    """(host, display name, record) rows: every drifted row first, then the clean ones; hosts by name."""
-    drifted, clean = [], []
+    """(host, display name, record) rows: every drifted row first, then the unsupported ones, then
+    the ok ones; hosts by name."""
+    drifted, unsupported, clean = [], [], []
     for host, entry in sorted(report['hosts'].items()):
         for record, name in zip(entry['settings'], _display_names(entry['settings'])):
-            (clean if is_clean(record['status']) else drifted).append((host, name, record))
-    return drifted + clean
+            status = record['status']
+            (unsupported if is_unsupported(status) else clean if is_clean(status) else drifted).append(
+                (host, name, record))
+    return drifted + unsupported + clean
 
 
 def render_markdown(report):
@@ -379,9 +400,9 @@ def render_markdown(report):
     lines = [
         '# Drift report: %s' % summary['state'],
         '',
-        '%s: %d clean, %d drift, %d failed, %d unreachable. %s checked, %d drifted.' % (
+        '%s: %d clean, %d drift, %d failed, %d unreachable. %s checked, %d drifted, %d unsupported.' % (
             plural(summary['hosts'], 'host'), summary['clean'], summary['drift'], summary['failed'], summary['unreachable'],
-            plural(summary['settings'], 'setting'), summary['drifted']),
+            plural(summary['settings'], 'setting'), summary['drifted'], summary.get('unsupported', 0)),
         '',
     ]
     problems = [(host, entry) for host, entry in sorted(report['hosts'].items()) if entry['errors']]
@@ -395,11 +416,12 @@ def render_markdown(report):
         lines.append('')
     rows = sorted_rows(report)
     if rows:
-        lines.extend(['## Settings, drifted first', '',
+        lines.extend(['## Settings: drifted first, then unsupported (not applicable here), then ok', '',
                       '| host | setting | desired | live | persisted | status | detail |',
                       '|---|---|---|---|---|---|---|'])
         for host, name, record in rows:
-            status = record['status'] if is_clean(record['status']) else '**%s**' % record['status']
+            status = record['status']
+            status = '**%s**' % status if not is_clean(status) else '_%s_' % status if is_unsupported(status) else status
             lines.append('| %s | %s | %s | %s | %s | %s | %s |' % (
                 _md_cell(host), _md_cell(name), _md_cell(desired_text(record)), _md_cell(record.get('live')),
                 _md_cell(record.get('persisted')), status, _md_cell(record.get('detail') or '')))
@@ -415,33 +437,45 @@ def _clip(text, width=48):
     return text if len(text) <= width else text[:width - 3] + '...'
 
 
+def _unsupported_count(counts):
+    """', 2 unsupported' for the terminal's count lines; nothing when there is none."""
+    return ', %d unsupported' % counts['unsupported'] if counts.get('unsupported') else ''
+
+
 def render_terminal(report, mode='full'):
     """Plain-text tables per host for the end of the run; returns (line, state) pairs."""
     lines = []
     summary = report['summary']
     lines.append(('drift report: %s (%s: %d clean, %d drift, %d failed, %d unreachable; '
-                  '%d of %d settings drifted)' % (
+                  '%d of %d settings drifted%s)' % (
                       summary['state'], plural(summary['hosts'], 'host'), summary['clean'], summary['drift'], summary['failed'],
-                      summary['unreachable'], summary['drifted'], summary['settings']), summary['state']))
+                      summary['unreachable'], summary['drifted'], summary['settings'], _unsupported_count(summary)),
+                  summary['state']))
     header = ('setting', 'desired', 'live', 'persisted', 'status')
     for host, entry in sorted(report['hosts'].items()):
         lines.append(('', None))
-        lines.append(('%s: %s (%d settings, %d drifted)' % (
-            host, entry['state'], entry['counts']['settings'], entry['counts']['drifted']), entry['state']))
+        lines.append(('%s: %s (%d settings, %d drifted%s)' % (
+            host, entry['state'], entry['counts']['settings'], entry['counts']['drifted'],
+            _unsupported_count(entry['counts'])), entry['state']))
         for error in entry['errors']:
             lines.append(('  %s in task %r: %s' % (error['kind'], error['task'], _clip(format_value(error['msg']), 200)),
                           error['kind']))
+        # The drift view keeps the unsupported rows: what is not applied here is never left out.
         rows = [(name, record) for record, name in zip(entry['settings'], _display_names(entry['settings']))
-                if mode == 'full' or not is_clean(record['status'])]
+                if mode == 'full' or not is_clean(record['status']) or is_unsupported(record['status'])]
         if not rows:
             continue
-        cells = [header] + [tuple(_clip(format_value(value)) for value in (
-            name, desired_text(record), record.get('live'), record.get('persisted'), record['status']))
-            for name, record in rows]
-        widths = [max(len(row[column]) for row in cells) for column in range(len(header))]
+        # An unsupported row says why in a reason column (shown when the table has such a row).
+        reasons = any(is_unsupported(record['status']) for dummy, record in rows)
+        cells = [header + (('reason',) if reasons else ())] + [tuple(_clip(format_value(value)) for value in (
+            name, desired_text(record), record.get('live'), record.get('persisted'), record['status'])) + ((
+                _clip(format_value(record.get('detail') or '-'), 100) if is_unsupported(record['status']) else '',)
+                if reasons else ()) for name, record in rows]
+        widths = [max(len(row[column]) for row in cells) for column in range(len(cells[0]))]
         for index, row in enumerate(cells):
             text = '  ' + '  '.join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip()
-            state = None if index == 0 or is_clean(rows[index - 1][1]['status']) else DRIFT
+            status = None if index == 0 else rows[index - 1][1]['status']
+            state = UNSUPPORTED if is_unsupported(status) else None if status is None or is_clean(status) else DRIFT
             lines.append((text, state))
     return lines
 
@@ -526,7 +560,7 @@ class CallbackModule(CallbackBase):
             return
         mode = self.get_option('terminal')
         if mode != 'none':
-            colors = {CLEAN: 'green', DRIFT: 'bright red', FAILED: 'red', UNREACHABLE: 'red'}
+            colors = {CLEAN: 'green', DRIFT: 'bright red', FAILED: 'red', UNREACHABLE: 'red', UNSUPPORTED: 'cyan'}
             self._display.banner('DRIFT REPORT')
             for line, state in render_terminal(report, mode):
                 self._display.display(line, color=colors.get(state))

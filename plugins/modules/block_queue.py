@@ -37,6 +37,11 @@ description:
     sets - so that a value fixed by hand and lost at the next reboot shows as drift.
   - On SunOS and FreeBSD every record is C(unsupported), with the reason; they have no per-device queue
     attributes of this kind.
+  - A known queue attribute a device does not have (C(write_cache) on a device without a cache setting, a newer
+    kernel's attribute) is V(unsupported) with the reason, and gets no rule (udev would fail to write it at
+    every event). Under a C(/sys) mounted read-only (a container) an attribute whose value is not met is
+    V(unsupported) too, its live value left alone, and its rule is still written for the next boot. An
+    unknown attribute name that the device does not have fails the task, as a misspelt name.
 author:
   - dbhost.tuning contributors (!UNKNOWN)
 options:

@@ -38,9 +38,13 @@ description:
     Use it through the boot loader if runtime allocation keeps coming up short.
   - A count persisted for boot is written even when the live allocation came up short, because memory is
     least fragmented at boot.
-  - All input is checked before anything is written - page sizes the kernel does not offer, NUMA nodes that do not
-    exist, negative counts, pools that would not fit in physical memory (host or node), and a size given both
+  - All input is checked before anything is written - sizes that are no huge page size (not a power of two),
+    negative counts, pools that would not fit in physical memory (host or node), and a size given both
     for the whole system and per node.
+  - A pool this host does not have - a page size the kernel (or CPU) does not offer, a NUMA node the machine
+    does not have, a node without pages of that size - is reported V(unsupported) with the reason, never a
+    failure; nothing is allocated for it and no line is persisted for a pool that is not there. The other
+    pools are applied.
 author:
   - dbhost.tuning contributors (!UNKNOWN)
 options:

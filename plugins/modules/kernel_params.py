@@ -34,6 +34,12 @@ description:
     C(kernel.shmmax) and C(kernel/shmmax) name the same key.
   - All input is checked before anything is written. A key the kernel refuses is reported on its own
     record, the other keys are still applied, and the task then fails naming the refused keys.
+  - A key the running kernel does not have (no C(/proc/sys) entry - its module, such as C(br_netfilter) for
+    C(net.bridge.*), is not loaded, or it is another kernel version's key), or one nobody can set here
+    (C(/proc/sys) mounted read-only, as in a container, or an entry the kernel shows read-only) is reported
+    V(unsupported) with the reason, never a failure. Its live value is left alone; with O(persist) its line
+    is still written (check mode - would be), for a boot where the key exists and can be set, and the
+    record's detail says so. systemd-sysctl passes over a key it cannot set without failing.
 author:
   - dbhost.tuning contributors (!UNKNOWN)
 options:

@@ -27,9 +27,14 @@ description:
     (C(/etc/tmpfiles.d), C(/run/tmpfiles.d), C(/usr/local/lib/tmpfiles.d), C(/usr/lib/tmpfiles.d), C(/lib/tmpfiles.d)).
     Unlike sysctl.d, for tmpfiles.d the B(first) line for a path wins (the file with the lexically earliest
     name), so a file named before ours that writes another value makes the record C(shadowed), naming that file.
-  - All input is checked before anything is written - paths with C(..) or outside C(/sys), attributes that
-    do not exist, values not among the choices. A value the kernel refuses is reported on its own record
+  - All input is checked before anything is written - paths with C(..) or outside C(/sys), folders, links
+    that lead nowhere, values not among the choices. A value the kernel refuses is reported on its own record
     (and not persisted), the others are still applied, and the task then fails naming the refused attributes.
+  - An attribute this kernel or hardware does not have (no such file under C(/sys)), and one nobody can set
+    here (C(/sys) mounted read-only, as in a container, or an attribute the kernel shows read-only) is
+    reported V(unsupported) with the reason, never a failure; its live value is left alone. Its C(w) line is
+    still persisted (check mode - would be), since systemd-tmpfiles writes a C(w) line only where the file
+    exists, at a boot where it does; the record's detail says so.
 author:
   - dbhost.tuning contributors (!UNKNOWN)
 options:

@@ -163,3 +163,24 @@ def is_writable(path):
         return bool(os.stat(path).st_mode & 0o222)
     except OSError:
         return False
+
+
+def mounted_read_only(path):
+    """True when the file system holding ``path`` is mounted read-only (as a container's /proc/sys
+    and /sys are): even root's write is refused with EROFS, whatever the file's mode."""
+    try:
+        return bool(os.statvfs(path).f_flag & getattr(os, 'ST_RDONLY', 1))
+    except OSError:
+        return False
+
+
+def read_only_reason(path, shown):
+    """Why nobody can write the kernel pseudo-file ``path`` (``shown`` as the host names it) here,
+    or None when it can be written: a read-only mount, or an entry the kernel shows read-only."""
+    if mounted_read_only(path):
+        top = '/' + shown.strip('/').split('/')[0]
+        folder = '/proc/sys' if shown.startswith('/proc/sys/') else top
+        return 'read-only %s (mounted read-only, as in a container)' % folder
+    if not is_writable(path):
+        return "%s is read-only in this kernel (mode 0444: a container's namespace?)" % shown
+    return None

@@ -199,3 +199,36 @@ def check(key, value):
         numbers.append(number)
     if spec.ordered and numbers != sorted(numbers):
         raise KeyValueError('%s takes %s; %r decreases' % (key, spec.describe(), value))
+
+
+# Keys whose /proc/sys entry exists only once a kernel module is loaded: (prefix, module).
+# Without the module the running kernel has no such key; a line persisted for it is set at
+# a boot where the module is loaded before systemd-sysctl runs (systemd also applies
+# net.bridge.* again when br_netfilter is loaded, through its 99-systemd.rules).
+MODULE_KEYS = (
+    ('net.bridge.', 'br_netfilter'),
+    ('net.netfilter.', 'nf_conntrack'),
+    ('net.nf_conntrack_max', 'nf_conntrack'),
+    ('net.ipv4.vs.', 'ip_vs'),
+    ('net.sctp.', 'sctp'),
+    ('fs.nfs.', 'nfs'),
+    ('sunrpc.', 'sunrpc'),
+)
+
+
+def module_of(key):
+    """The kernel module that brings ``key`` (dotted, canonical), or None."""
+    for prefix, module in MODULE_KEYS:
+        if key == prefix or key.startswith(prefix):
+            return module
+    return None
+
+
+def why_missing(key, where):
+    """Why a running kernel has no ``key``: its module is not loaded, or it is not one of its keys."""
+    module = module_of(key)
+    if module:
+        return 'no %s on this kernel (it appears once the %s module is loaded)' % (where, module)
+    if key in KNOWN_KEYS:
+        return 'no %s on this kernel (older or built without it)' % (where,)
+    return 'no %s on this kernel (a key of another kernel version, or a misspelt name?)' % (where,)

@@ -65,13 +65,15 @@ class Kernel(object):
 class Pool(object):
     """One huge page pool: a page size, optionally on one NUMA node, and a desired count."""
 
-    __slots__ = ('size_kb', 'node', 'count', 'default_size')
+    __slots__ = ('size_kb', 'node', 'count', 'default_size', 'unsupported')
 
-    def __init__(self, size_kb, node, count, default_size):
+    def __init__(self, size_kb, node, count, default_size, unsupported=None):
         self.size_kb = size_kb
         self.node = node
         self.count = count
         self.default_size = default_size
+        # why this host has no such pool (no pages of this size, no such NUMA node), or None
+        self.unsupported = unsupported
 
     @property
     def folder(self):
@@ -122,7 +124,8 @@ def _size_kb(value, where):
         size = parse_size(value, name=where)
     except SizingError as exc:
         raise InputError(str(exc))
-    if size % 1024 or size < 4096:
+    if size % 1024 or size < 4096 or size & (size - 1):
+        # every architecture's huge page sizes are powers of two
         raise InputError('%s: %r is not a huge page size' % (where, value))
     return size // 1024
 
@@ -151,25 +154,31 @@ class _Kernel(object):
                 raise InputError('%s.size: not given, and the system has no default huge page size '
                                  '(no Hugepagesize in /proc/meminfo)' % where)
             return self.default_kb
-        size_kb = _size_kb(item['size'], '%s.size' % where)
-        if self.live_available and size_kb not in self.sizes:
-            raise InputError('%s.size: %s pages are not supported by this kernel (no %s/hugepages-%dkB; '
-                             'supported: %s)' % (where, human_size(size_kb * 1024), GLOBAL_POOLS, size_kb,
-                                                 ', '.join(human_size(s * 1024) for s in self.sizes) or 'none'))
-        return size_kb
+        return _size_kb(item['size'], '%s.size' % where)
 
-    def node(self, item, where, size_kb):
+    @staticmethod
+    def node(item, where):
         node = item.get('node')
         if node is None:
             return None
         if isinstance(node, bool) or not isinstance(node, int) or node < 0:
             raise InputError('%s.node: %r is not a NUMA node number' % (where, node))
-        if self.live_available:
-            if not os.path.isdir(rooted(self.root, NODE_DIR % node)):
-                raise InputError('%s.node: NUMA node %d does not exist (no %s)' % (where, node, NODE_DIR % node))
-            if not os.path.isdir(rooted(self.root, NODE_POOLS % node + '/hugepages-%dkB' % size_kb)):
-                raise InputError('%s.node: node %d has no %s pool' % (where, node, human_size(size_kb * 1024)))
         return node
+
+    def missing(self, size_kb, node):
+        """Why this host has no such pool, or None: a page size the kernel (or CPU) does not offer,
+        a NUMA node the machine does not have, a node without pages of that size."""
+        if not self.live_available:
+            return None
+        if size_kb not in self.sizes:
+            return 'no %s pages on this kernel (no %s/hugepages-%dkB; supported: %s)' % (
+                human_size(size_kb * 1024), GLOBAL_POOLS, size_kb,
+                ', '.join(human_size(s * 1024) for s in self.sizes) or 'none')
+        if node is not None and not os.path.isdir(rooted(self.root, NODE_DIR % node)):
+            return 'no NUMA node %d on this host (no %s)' % (node, NODE_DIR % node)
+        if node is not None and not os.path.isdir(rooted(self.root, NODE_POOLS % node + '/hugepages-%dkB' % size_kb)):
+            return 'NUMA node %d has no %s pool' % (node, human_size(size_kb * 1024))
+        return None
 
 
 def read_pools(raw_pages, root, live_available):
@@ -194,7 +203,8 @@ def read_pools(raw_pages, root, live_available):
             shown = digits if len(digits) <= 24 else '%s... (a %d-digit number)' % (digits[:6], len(digits))
             raise InputError('%s.count: %s pages of %d kB is more memory than a 64-bit address space holds'
                              % (where, shown, size_kb))
-        pool = Pool(size_kb, kernel.node(item, where, size_kb), count, size_kb == kernel.default_kb)
+        node = kernel.node(item, where)
+        pool = Pool(size_kb, node, count, size_kb == kernel.default_kb, kernel.missing(size_kb, node))
         if (size_kb, pool.node) in seen:
             raise InputError('%s: the %s pool is already given as pages[%d]'
                              % (where, pool.name, seen[(size_kb, pool.node)]))
@@ -217,6 +227,7 @@ def _check_overlap(pools, seen):
 
 def _check_memory(pools, root):
     """Refuse pools that cannot fit in physical memory (host, and each node)."""
+    pools = [pool for pool in pools if not pool.unsupported]
     total = platforms.meminfo(root).get('MemTotal')
     wanted = sum(pool.bytes for pool in pools)
     if total and wanted > total:

@@ -228,7 +228,7 @@ class HugePages(Plan):
         ours_tmpfiles = tmpfiles.write_values(persisted['texts'][1])
         sysctl_changes, tmpfiles_changes = {}, {}
         for pool in desired:
-            if not self.persist or self._meets(persisted['resolve'](pool)[0], pool):
+            if not self.persist or pool.unsupported or self._meets(persisted['resolve'](pool)[0], pool):
                 continue
             count = str(self._count_to_write(pool, live[pool.name]))
             if pool.by_sysctl:
@@ -267,7 +267,7 @@ class HugePages(Plan):
         outcome = {}
         if self.check_mode or not (self.apply_live and self.live_available):
             return live_after, outcome
-        to_write = [pool for pool in desired if not self._meets(live[pool.name], pool)]
+        to_write = [pool for pool in desired if not pool.unsupported and not self._meets(live[pool.name], pool)]
         # Shrinking pools first frees memory for the ones that grow.
         for pool in sorted(to_write, key=lambda p: (live[p.name] or 0) < p.count):
             allocated, error, compacted = self._allocate(pool, live[pool.name])
@@ -325,6 +325,10 @@ class HugePages(Plan):
         live_after = done['live_after'][pool.name]
         live_now = live[pool.name] if self.check_mode else live_after
         persisted_now = (persisted['resolve'] if self.check_mode else done['resolve_after'])(pool)[0]
+        if pool.unsupported:
+            # Not on this host: nothing allocated, and no line that would name a pool it lacks.
+            return Setting(pool.name, target, pool.count, live_now, persisted_now, UNSUPPORTED,
+                           '%s; not set live; not persisted' % pool.unsupported, comparison=self.comparison)
         details = []
         if pool.by_sysctl and done['sysctl_changes'] or not pool.by_sysctl and pool.path in done['tmpfiles_changes']:
             details.append('%s %s' % ('would persist it in' if self.check_mode else 'persisted it in', target))

@@ -25,6 +25,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import PENDING_REBOOT
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import etc_system
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import sysctl
+from ansible_collections.dbhost.tuning.plugins.module_utils.formats import sysctl_keys
 
 HEADER = '# Managed by dbhost.tuning.kernel_params; local edits to these keys are overwritten.'
 
@@ -101,13 +102,17 @@ class LinuxBackend(object):
     def _proc_file(self, key):
         return confine(self.root, os.path.join(self.proc, sysctl.proc_path(key)))
 
-    def live_exists(self, key):
-        return os.path.isfile(self._proc_file(key))
+    def missing_reason(self, key):
+        """Why the running kernel has no ``key`` (no /proc/sys entry), or None when it has it."""
+        if os.path.isfile(self._proc_file(key)):
+            return None
+        return sysctl_keys.why_missing(key, '/proc/sys/' + sysctl.proc_path(key))
 
-    def live_writable(self, key):
-        """False for an entry the kernel shows read-only here (mode 0444), as some net.core
-        keys are inside a container's network namespace: even root cannot write them."""
-        return sysfs.is_writable(self._proc_file(key))
+    def read_only_reason(self, key):
+        """Why nobody can set ``key`` here, or None: /proc/sys mounted read-only (a container),
+        or an entry the kernel shows read-only (mode 0444, as some net.core keys are inside a
+        container's network namespace: even root cannot write them)."""
+        return sysfs.read_only_reason(self._proc_file(key), '/proc/sys/' + sysctl.proc_path(key))
 
     def read_live(self, key):
         text = sysfs.read_text(self._proc_file(key))
@@ -170,12 +175,12 @@ class FreeBSDBackend(LinuxBackend):
             raise InputError('sysctl name %r: FreeBSD names use dots only' % (name,))
         return name
 
-    def live_exists(self, key):
-        return self.read_live(key) is not None
+    def missing_reason(self, key):
+        return None if self.read_live(key) is not None else sysctl_keys.why_missing(key, 'sysctl %s' % key)
 
     @staticmethod
-    def live_writable(key):
-        return True
+    def read_only_reason(key):
+        return None
 
     def read_live(self, key):
         rc, out, dummy = self.runner(['sysctl', '-n', key])
@@ -222,8 +227,9 @@ class SunOSBackend(object):
         if path != etc_system.ETC_SYSTEM:
             raise InputError('file %r is not read at boot on SunOS: use %s' % (path, etc_system.ETC_SYSTEM))
 
-    def live_exists(self, key):
-        return True
+    @staticmethod
+    def missing_reason(key):
+        return None
 
     def read_live(self, key):
         return None

@@ -12,12 +12,14 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import errno
+
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import compare
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import FileChange, PathError, read_text, rooted
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import (
-    FAILED, OK, UNSUPPORTED, Setting, decide_status)
+    FAILED, UNSUPPORTED, Setting, decide_status)
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import InputError  # noqa: F401 (re-exported)
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import sysctl
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import sysctl_keys
@@ -150,7 +152,9 @@ class KernelParams(Plan):
         self.wanted = {}
         self.failures = []
         self.shadowed = []
-        self.read_only = set()
+        # key -> why this kernel (or container) cannot have it: no /proc/sys entry, read-only
+        self.missing = {}
+        self.unsupported = {}
         self.notes = {}
         self.marked = {}
         self.backup_file = None
@@ -239,17 +243,15 @@ class KernelParams(Plan):
 
     # ---------------------------------------------------------------- reading
     def read_live(self, desired):
-        """Every live value, read first: a key the kernel does not have, or a value of the
-        wrong type for it, stops the run here."""
+        """Every live value, read first: a value of the wrong type for its key stops the run here.
+        A key the running kernel does not have (its module not loaded, another kernel version)
+        is noted in self.missing with the reason: its record says unsupported, never a failure."""
         if not self.backend.live_available:
             live = dict((key, None) for key in desired)
         else:
-            missing = [key for key in desired if not self.backend.live_exists(key)]
-            if missing:
-                raise InputError('unknown kernel parameter(s), no %s entry: %s'
-                                 % ('/proc/sys' if isinstance(self.backend, LinuxBackend) and not isinstance(
-                                     self.backend, FreeBSDBackend) else 'sysctl', ', '.join(sorted(missing))))
-            live = dict((key, self.backend.read_live(key)) for key in desired)
+            self.missing = dict((key, why) for key, why in ((key, self.backend.missing_reason(key)) for key in desired)
+                                if why)
+            live = dict((key, None if key in self.missing else self.backend.read_live(key)) for key in desired)
         self.check_types(desired, live)
         return live
 
@@ -277,26 +279,32 @@ class KernelParams(Plan):
 
     # ---------------------------------------------------------------- applying
     def _plan(self, desired, live, persisted):
-        """(changes to our file, values to write live); notes the keys the kernel shows read-only."""
+        """(changes to our file, values to write live); notes in self.unsupported the keys this
+        kernel cannot have or nobody can set here (missing, read-only /proc/sys or entry).
+
+        Such a key is not set live, but still persisted (with persist): the line takes effect
+        at a boot where the key exists and can be set (its module loaded, the same image on a
+        host), and systemd-sysctl passes over a key it cannot set there without failing.
+        The record says what was done with the line."""
         changes = {}
         live_targets = {}
-        # Keys this kernel (namespace) does not let anyone set: unsupported here, said in
-        # the record, neither written nor persisted.
-        self.read_only = set(key for key, want in desired.items()
-                             if want is not None and self.apply_live and self.backend.live_available
-                             and not self.backend.live_writable(key))
+        self.unsupported = {}
         for key, want in desired.items():
             if want is None:
                 if key in persisted['ours']:
                     changes[key] = None
                 continue
-            if key in self.read_only:
-                continue
+            if self.apply_live and self.backend.live_available:
+                why = self.missing.get(key)
+                if why is None and not self.compare.satisfies(key, live.get(key), want):
+                    why = self.backend.read_only_reason(key)
+                if why:
+                    self.unsupported[key] = why
             if self.persist:
                 persist_value = self._persist_value(key, want, live, persisted)
                 if persist_value is not _UNCHANGED:
                     changes[key] = persist_value
-            if self.apply_live and self.backend.live_available and \
+            if self.apply_live and self.backend.live_available and key not in self.unsupported and \
                     not self.compare.satisfies(key, live.get(key), want):
                 live_targets[key] = self.compare.value_to_write(key, live.get(key), want)
         return changes, live_targets
@@ -340,6 +348,10 @@ class KernelParams(Plan):
             try:
                 self.backend.write_live(key, value)
             except (IOError, OSError) as exc:
+                if exc.errno == errno.EROFS:
+                    # /proc/sys read-only after all (a mount the probe did not see): unsupported
+                    self.unsupported[key] = 'read-only /proc/sys (%s)' % (exc.strerror or 'EROFS')
+                    continue
                 refused[key] = exc.strerror or str(exc)
                 changes.pop(key, None)  # a value the kernel refuses would fail at boot too
                 continue
@@ -390,16 +402,14 @@ class KernelParams(Plan):
             return Setting(key, self.file, None, live_now, winner_value, status, detail)
 
         how = self.compare.comparison(key, want)
-        if key in self.read_only:
-            satisfied = self.compare.satisfies(key, live[key], want)
-            return Setting(key, self.file, want, live_now, winner_value, OK if satisfied else UNSUPPORTED,
-                           '' if satisfied else 'read-only in this kernel (a container\'s namespace?): '
-                           'cannot be set here; not written, not persisted', comparison=how)
+        if key in self.unsupported:
+            return Setting(key, self.file, want, live_now, winner_value, UNSUPPORTED,
+                           self._unsupported_detail(key, want, done), comparison=how)
         if key in done['refused']:
             detail = 'the kernel refused %r: %s; not persisted' % (done['live_targets'][key], done['refused'][key])
             return Setting(key, self.file, want, live_now, winner_value, FAILED, detail, comparison=how)
 
-        details = []
+        details = ['%s: the live value is not read' % self.missing[key]] if key in self.missing else []
         live_ok = None
         if self.apply_live and self.backend.live_available:
             live_ok = self.compare.satisfies(key, live[key], want)
@@ -419,6 +429,21 @@ class KernelParams(Plan):
             details.append('%s %s' % ('would write' if self.check_mode else 'wrote', self.file))
         details.extend(self._field_details(key, want, live, live_ok, resolve_before, persisted_ok))
         return Setting(key, self.file, want, live_now, winner_value, status, '; '.join(details), comparison=how)
+
+    def _unsupported_detail(self, key, want, done):
+        """Why the key is not set here, and what became of our line for the next boot."""
+        details = [self.unsupported[key], 'not set live']
+        boot_value, boot_file = done['resolve_after'](key)
+        if not self.persist:
+            details.append('not persisted (persist: false)')
+        elif key in done['changes']:
+            details.append('%s %s for a boot where it can be set' % (
+                'would write it to' if self.check_mode else 'wrote it to', self.file))
+        elif boot_file:
+            details.append('at boot: %s' % boot_file if boot_file == KERNEL_DEFAULT_SOURCE else 'persisted by %s' % boot_file)
+        if self.persist and boot_file not in (None, self.file) and not self.compare.satisfies(key, boot_value, want):
+            details.append('%s sets %r and wins at boot over %s' % (boot_file, boot_value, self.file))
+        return '; '.join(details)
 
     def _field_details(self, key, want, live, live_ok, resolve_before, persisted_ok):
         """Which fields of a vector are short, live and at boot, and why our line changed."""

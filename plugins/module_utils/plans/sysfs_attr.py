@@ -11,15 +11,17 @@ by systemd-tmpfiles-setup.service; the value that wins at boot is resolved acros
 whole tmpfiles.d search path, so another file that wins is reported as ``shadowed``.
 
 SysfsAttributes fills in the Plan hooks (plans/base.py): desired() is the attributes,
-read_live() their values (a missing one, or a value not among its choices, stops the run
-there), read_persisted() our tmpfiles file and what wins at boot, apply() the only hook that
-writes, render() the records.
+read_live() their values (a value not among its choices stops the run there; an attribute
+this kernel or device does not have is unsupported, as is one under a read-only /sys),
+read_persisted() our tmpfiles file and what wins at boot, apply() the only hook that writes,
+render() the records.
 """
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import errno
 import os
 import re
 
@@ -110,6 +112,9 @@ class SysfsAttributes(Plan):
         self.supported = platforms.pick({platforms.LINUX: True, 'default': False}, system_name)
         self.wanted = {}
         self.choices = {}
+        # path -> why this kernel or container cannot have it (no such attribute, read-only /sys)
+        self.missing = {}
+        self.unsupported = {}
         self.shadowed = []
         self.backup_file = None
         sys_root = rooted(self.root, '/sys')
@@ -148,8 +153,16 @@ class SysfsAttributes(Plan):
     def _read_one(self, path, want, sys_root, problems):
         """The live value of one attribute, or None with why added to ``problems``."""
         local = self._local(path)
+        if os.path.isdir(local):
+            problems.append('%s is a folder, not an attribute' % (path,))
+            return None
+        if not os.path.lexists(local) and not os.path.lexists(os.path.join(self.root, path.lstrip('/'))):
+            # The feature, driver or device is not there: not applicable on this host.
+            # (A link that leads nowhere under root is refused below, not taken as missing.)
+            self.missing[path] = 'no %s on this kernel or hardware (the feature, driver or device is not there)' % path
+            return None
         if not os.path.isfile(local):
-            problems.append('%s does not exist%s' % (path, ' (is a folder)' if os.path.isdir(local) else ''))
+            problems.append('%s does not exist' % (path,))
             return None
         real = os.path.realpath(local)
         if real != sys_root and not real.startswith(sys_root + os.sep):
@@ -171,7 +184,7 @@ class SysfsAttributes(Plan):
         return normalize(selected)
 
     def read_live(self, desired):
-        """Read every attribute first; a missing one, or a value not among its choices, stops here."""
+        """Read every attribute first; a value not among its choices stops here, a missing one is noted."""
         if not self.supported or not self.live_available:
             return dict((path, None) for path in desired)
         sys_root = os.path.realpath(self._local('/sys'))
@@ -211,14 +224,24 @@ class SysfsAttributes(Plan):
 
     # ---------------------------------------------------------------- applying
     def _plan(self, desired, live, persisted):
-        """({path: value} for our file, {path: value} to write live)."""
+        """({path: value} for our file, {path: value} to write live); notes in self.unsupported what
+        cannot be set here.  Such an attribute is still persisted: systemd-tmpfiles writes a ``w``
+        line only where the file exists, at a boot where it does."""
         changes = {}
         writes = {}
+        self.unsupported = {}
         for path, want in desired.items():
+            if self.apply_live and self.live_available:
+                why = self.missing.get(path)
+                if why is None and not same_value(live.get(path), want):
+                    why = sysfs.read_only_reason(self._local(path), path)
+                if why:
+                    self.unsupported[path] = why
             if self.persist and not same_value(persisted['resolve'](path)[0], want) and \
                     not same_value(persisted['ours'].get(path), want):
                 changes[path] = want
-            if self.apply_live and self.live_available and not same_value(live.get(path), want):
+            if self.apply_live and self.live_available and path not in self.unsupported and \
+                    not same_value(live.get(path), want):
                 writes[path] = want
         return changes, writes
 
@@ -230,6 +253,9 @@ class SysfsAttributes(Plan):
             try:
                 sysfs.write_value(local, value)
             except sysfs.SysfsError as exc:
+                if exc.errno == errno.EROFS:
+                    self.unsupported[path] = 'read-only /sys (%s)' % os.strerror(exc.errno)
+                    continue
                 refused[path] = os.strerror(exc.errno) if exc.errno else str(exc)
                 changes.pop(path, None)  # a value the kernel refuses now would fail at boot too
                 continue
@@ -285,7 +311,9 @@ class SysfsAttributes(Plan):
         if path in done['refused']:
             return Setting(path, target, want, live_now, persisted_now, FAILED,
                            'the kernel refused %r: %s; not persisted' % (want, done['refused'][path]))
-        details = []
+        if path in self.unsupported:
+            return Setting(path, target, want, live_now, persisted_now, UNSUPPORTED, self._unsupported_detail(path, done))
+        details = ['%s: the live value is not read' % self.missing[path]] if path in self.missing else []
         live_ok = None
         if not self.live_available:
             details.append('live value not read: no sysfs under %s' % self.root)
@@ -304,6 +332,21 @@ class SysfsAttributes(Plan):
         if path in done['changes']:
             details.insert(0, '%s %s' % ('would write' if self.check_mode else 'wrote', self.file))
         return Setting(path, target, want, live_now, persisted_now, status, '; '.join(details))
+
+    def _unsupported_detail(self, path, done):
+        """Why the attribute is not set here, and what became of our line for the next boot."""
+        details = [self.unsupported[path], 'not set live']
+        value, shown = done['resolve_after'](path)
+        if not self.persist:
+            details.append('not persisted (persist=false)')
+        elif path in done['changes']:
+            details.append('%s %s for a boot where it exists and can be set' % (
+                'would write it to' if self.check_mode else 'wrote it to', self.file))
+        elif shown:
+            details.append('persisted by %s' % shown)
+        if self.persist and shown and shown != self.file and not same_value(value, self.wanted.get(path)):
+            details.append('%s writes %r and wins at boot over %s' % (shown, value, self.file))
+        return '; '.join(details)
 
     def _cmdline_conflict(self, path, boot_line, resolve_after, details):
         """Say so when the kernel command line sets THP's mode to another value than a file writes after it."""

@@ -17,6 +17,7 @@ import re
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import compare
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import sysfs
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import udev
 
@@ -188,3 +189,31 @@ class Entry(object):
             if values:
                 parts.append('%s=%s' % (key, '|'.join(values)))
         return ' '.join(parts)
+
+
+def unsupported_why(device, name, value, how):
+    """(why, persisted) when the device or container cannot have ``name`` set now, else None.
+
+    A known attribute the device (or this kernel) does not have gets no rule: udev would fail
+    to write it at every event.  Under a read-only /sys (a container) the rule is still
+    written, for a boot where it applies.  A value already met needs no write at all."""
+    path = device.attribute(name)
+    raw = sysfs.read_raw(path)
+    if raw is None:
+        if name in ALLOWED_VALUES or name in MINIMUM or name == 'scheduler':
+            return '%s has no queue attribute %s on this kernel or driver' % (device.name, name), False
+        return None
+    if not meets(sysfs.parse_choice(raw)[1].strip(), value, how) and sysfs.mounted_read_only(path):
+        return 'read-only /sys (mounted read-only, as in a container)', True
+    return None
+
+
+def unsupported_rule(persist, persisted, written, check_mode, rules_file):
+    """What became of an unsupported attribute's udev rule, in words."""
+    if not persist:
+        return 'not persisted (persist=false)'
+    if not persisted:
+        return 'no rule written: udev would fail to write it at every event'
+    if written:
+        return '%s %s for a boot where it can be set' % ('would write it to' if check_mode else 'wrote it to', rules_file)
+    return 'persisted by %s' % rules_file

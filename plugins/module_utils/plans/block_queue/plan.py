@@ -16,6 +16,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import errno
 import fnmatch
 import os
 
@@ -25,12 +26,12 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.engine import sysfs
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import FileChange, PathError, read_text, rooted
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import FAILED, Setting, decide_status
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import FAILED, UNSUPPORTED, Setting, decide_status
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import udev
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.base import Plan
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.block_queue.devices import Tree
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.block_queue.entries import (
-    ALLOWED_VALUES, INTEGER, Entry, meets, to_persist)
+    ALLOWED_VALUES, INTEGER, Entry, meets, to_persist, unsupported_rule, unsupported_why)
 
 DEFAULT_FILE = '/etc/udev/rules.d/61-dbhost-tuning.rules'
 HEADER = ('# Managed by dbhost.tuning.block_queue: block queue attributes of selected devices.\n'
@@ -100,6 +101,8 @@ class BlockQueue(Plan):
         self.writer = writer or sysfs.write_value
         self.entries = []
         self.backup_file = None
+        # (disk, attribute) -> (why it cannot be set here, whether its rule is still written)
+        self.unsupported = {}
 
     # ---------------------------------------------------------------- validation
     def validate(self):
@@ -227,11 +230,15 @@ class BlockQueue(Plan):
 
     # ---------------------------------------------------------------- values
     def check_values(self, tree, chosen):
-        """Refuse, before any write, values that a device does not accept."""
+        """Refuse, before any write, values that a device does not accept; note what it cannot have."""
         page_kb = max((platforms.page_size(self.root) or platforms.MIN_PAGE_SIZE) // 1024, 1)
         for disk in sorted(chosen):
             device = tree.device(disk)
             for name, value in sorted(chosen[disk]['attributes'].items()):
+                why = unsupported_why(device, name, value, self.comparisons.get(name))
+                if why:
+                    self.unsupported[(disk, name)] = why
+                    continue
                 where = '%s.attributes.%s on %s' % (chosen[disk]['sources'][name], name, disk)
                 self._check_value(device, name, value, where, page_kb)
 
@@ -336,6 +343,8 @@ class BlockQueue(Plan):
             for name in self._order(desired.chosen[disk]['attributes']):
                 want = desired.chosen[disk]['attributes'][name]
                 path = device.attribute(name)
+                if (disk, name) in self.unsupported:
+                    continue
                 # Read again right before writing: a scheduler switch changes nr_requests.
                 current = done['before'][(disk, name)] = sysfs.read_value(path)
                 if not meets(current, want, self.comparisons.get(name)):
@@ -343,7 +352,11 @@ class BlockQueue(Plan):
                     try:
                         self.writer(path, want)
                     except sysfs.SysfsError as exc:
-                        done['refused'][(disk, name)] = str(exc)
+                        if exc.errno == errno.EROFS:
+                            done['written'].pop((disk, name))
+                            self.unsupported[(disk, name)] = 'read-only /sys (%s)' % os.strerror(exc.errno), True
+                        else:
+                            done['refused'][(disk, name)] = str(exc)
                 done['after'][(disk, name)] = sysfs.read_value(path)
 
     def _rules_after(self, desired, persisted, refused, live_before):
@@ -358,7 +371,7 @@ class BlockQueue(Plan):
                                                         persisted['values'][disk].get(name)],
                                                 self.comparisons.get(name)))
                               for name, value in desired.chosen[disk]['attributes'].items()
-                              if (disk, name) not in refused)
+                              if (disk, name) not in refused and self.unsupported.get((disk, name), (0, True))[1])
                 shared = desired.keys[disk][3]
                 if wanted:
                     persist_values.setdefault(disk if not shared else shared[0], (disk, wanted))
@@ -441,6 +454,12 @@ class BlockQueue(Plan):
         if (disk, name) in done['refused']:
             details.append('the kernel refused %r: %s; not persisted' % (want, done['refused'][(disk, name)]))
             return Setting(record_name, target, want, live_now, persisted_now, FAILED, '; '.join(details))
+        if (disk, name) in self.unsupported:
+            why, persisted = self.unsupported[(disk, name)]
+            written = persisted_before.get(name) != persisted_after.get(name)
+            rule = unsupported_rule(self.persist, persisted, written, self.check_mode, self.file)
+            details[:0] = [why, 'not set live', rule]
+            return Setting(record_name, target, want, live_now, persisted_now, UNSUPPORTED, '; '.join(details))
         how = self.comparisons.get(name)
         live_ok = meets(before, want, how) if self.apply_live else None
         if self.apply_live and not self.check_mode and (disk, name) in done['written']:

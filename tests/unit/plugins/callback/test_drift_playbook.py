@@ -311,3 +311,59 @@ def test_callback_env_keeps_other_callbacks_and_json(monkeypatch):
     assert env['ANSIBLE_CALLBACKS_ENABLED'] == 'ansible.posix.profile_tasks,dbhost.tuning.drift_report'
     assert env['DBHOST_DRIFT_REPORT_FORMATS'] == 'markdown,json'
     assert env['DBHOST_DRIFT_REPORT_DIR'] == '/reports'
+
+
+def _unsupported_report(state='clean', with_count=True):
+    records = [{'name': 'kernel.shmmni', 'status': 'ok'},
+               {'name': 'net.bridge.bridge-nf-call-iptables', 'status': 'unsupported'},
+               {'name': 'vm.swappiness', 'status': 'unsupported'}]
+    summary = {'state': state, 'hosts': 1, state: 1, 'settings': 3, 'drifted': 0,
+               'statuses': {'ok': 1, 'unsupported': 2}}
+    if with_count:
+        summary['unsupported'] = 2
+    return {'summary': summary, 'hosts': {'ct1': {'state': state, 'settings': records}}}
+
+
+@pytest.mark.parametrize('options, code', [([], 0), (['--unsupported-as-drift'], 3),
+                                           (['--unsupported-as-drift', '--report-only'], 0), (['--report-only'], 0)])
+@pytest.mark.parametrize('with_count', [True, False])
+def test_only_unsupported_records_are_clean_unless_asked_otherwise(tmp_path, capsys, options, code, with_count):
+    drift_check_module = load_drift_check()
+    (tmp_path / 'drift.json').write_text(json.dumps(_unsupported_report(with_count=with_count)))
+    assert drift_check_module.main(['--from-report', str(tmp_path)] + options) == code
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == ('drift-check: clean: 1 host (1 clean, 0 drift, 0 failed, 0 unreachable), '
+                      '0 of 3 settings drifted, 2 unsupported')
+    assert err[1] == 'drift-check:   ct1: clean, 2 unsupported (net.bridge.bridge-nf-call-iptables, vm.swappiness)'
+    assert err[-1].endswith('exit %d' % code)
+
+
+def test_unsupported_as_drift_never_makes_a_worse_state_milder(tmp_path):
+    drift_check_module = load_drift_check()
+    for state, code in (('drift', 3), ('unreachable', 4), ('failed', 2)):
+        assert drift_check_module.verdict(_unsupported_report(state), unsupported_as_drift=True) == code
+
+
+def test_drift_check_of_a_host_with_only_unsupported_records(lab):
+    """A real run: kernel.msgmni has no /proc/sys entry in the tree (a kernel without it), our
+    file already has it. The host reads clean with one unsupported setting, exit 0; counted
+    as drift (exit 3) only when asked."""
+    tree = make_tree(str(lab['base'] / 'partial'), {'shmmni': 4096}, {'shmmni': 4096, 'msgmni': 100})
+    inventory = lab['base'] / 'partial.ini'
+    inventory.write_text('partial tree=%s ansible_connection=local ansible_python_interpreter=%s\n'
+                         % (tree, sys.executable))
+    before = tree_digest(tree)
+    for options, code in (([], 0), (['--unsupported-as-drift'], 3)):
+        report_dir = lab['base'] / ('partial-%d' % code)
+        command = [DRIFT_CHECK, '--playbook', lab['playbook'], '--report-dir', str(report_dir)] + options + [
+            '--', '-i', str(inventory)]
+        done = subprocess.run(command, env=lab['env'], capture_output=True, text=True, timeout=300, check=False)
+        assert done.returncode == code, done.stdout + done.stderr
+        summary = read_report(report_dir)['summary']
+        assert (summary['state'], summary['drifted'], summary['unsupported']) == ('clean', 0, 1)
+        assert 'drift-check:   partial: clean, 1 unsupported (kernel.msgmni)' in done.stderr
+        records = read_report(report_dir)['hosts']['partial']['settings']
+        assert [(r['name'], r['status']) for r in records] == [('kernel.msgmni', 'unsupported'), ('kernel.shmmni', 'ok')]
+        assert records[0]['detail'].startswith('no /proc/sys/kernel/msgmni on this kernel')
+        assert '<skipped message="unsupported: no /proc/sys/kernel/msgmni' in (report_dir / 'drift.xml').read_text()
+    assert tree_digest(tree) == before

@@ -127,11 +127,83 @@ def test_host_states_and_summary(tmp_path):
     assert states == {'db1': 'clean', 'db2': 'drift', 'db3': 'failed', 'db4': 'unreachable', 'db5': 'drift'}
     assert report['summary'] == {
         'state': 'failed', 'hosts': 5, 'clean': 1, 'drift': 2, 'failed': 1, 'unreachable': 1,
-        'settings': 11, 'drifted': 5,
+        'settings': 11, 'drifted': 5, 'unsupported': 1,
         'statuses': {'ok': 5, 'unsupported': 1, 'drift': 2, 'shadowed': 1, 'failed': 1, 'pending_reboot': 1},
     }
     assert report['clean_statuses'] == ['ok', 'unsupported']
     assert report['format_version'] == 1
+    counts = dict((host, entry['counts']) for host, entry in report['hosts'].items())
+    assert counts['db1'] == {'settings': 3, 'drifted': 0, 'unsupported': 1}
+    assert counts['db2'] == {'settings': 3, 'drifted': 2, 'unsupported': 0}
+
+
+UNSUPPORTED_EVENTS = [
+    {'event': 'ok', 'host': 'ct1', 'task': 'Kernel parameters', 'action': 'dbhost.tuning.kernel_params',
+     'result': {'changed': False, 'settings': [
+         {'name': 'kernel.shmmni', 'target': '/etc/sysctl.d/90-dbhost-tuning.conf', 'desired': '4096',
+          'live': '4096', 'persisted': '4096', 'status': 'ok', 'detail': ''},
+         {'name': 'net.bridge.bridge-nf-call-iptables', 'target': '/etc/sysctl.d/90-dbhost-tuning.conf',
+          'desired': '0', 'live': None, 'persisted': '0', 'status': 'unsupported',
+          'detail': 'no /proc/sys/net/bridge/bridge-nf-call-iptables on this kernel: not set live',
+          'comparison': 'exact'},
+         {'name': 'vm.swappiness', 'target': '/etc/sysctl.d/90-dbhost-tuning.conf', 'desired': '10',
+          'live': '60', 'persisted': None, 'status': 'unsupported', 'detail': 'read-only /proc/sys: not set live',
+          'comparison': 'exact'}]}},
+    {'event': 'ok', 'host': 'ct2', 'task': 'Kernel parameters', 'action': 'dbhost.tuning.kernel_params',
+     'result': {'changed': False, 'settings': [
+         {'name': 'kernel.shmmni', 'target': '/etc/sysctl.d/90-dbhost-tuning.conf', 'desired': '4096',
+          'live': '4096', 'persisted': '4096', 'status': 'ok', 'detail': ''}]}},
+]
+
+
+def test_unsupported_is_counted_apart_in_every_report(tmp_path):
+    """Only unsupported records besides ok ones: every host clean, and every report counts them apart."""
+    dummy, display, folder = run(tmp_path, UNSUPPORTED_EVENTS)
+    report = read_json(folder)
+    assert report['summary'] == {
+        'state': 'clean', 'hosts': 2, 'clean': 2, 'drift': 0, 'failed': 0, 'unreachable': 0,
+        'settings': 4, 'drifted': 0, 'unsupported': 2, 'statuses': {'ok': 2, 'unsupported': 2}}
+    assert report['hosts']['ct1']['state'] == 'clean'
+    assert report['hosts']['ct1']['counts'] == {'settings': 3, 'drifted': 0, 'unsupported': 2}
+    # JUnit: skipped with the reason and the desired value; no failure, and the suite passes
+    SCHEMA.validate(str(folder / 'drift.xml'))
+    root = ET.parse(str(folder / 'drift.xml')).getroot()
+    assert (root.get('tests'), root.get('failures'), root.get('errors'), root.get('skipped')) == ('4', '0', '0', '2')
+    skipped = dict((case.get('name'), case.find('skipped')) for case in root.iter('testcase')
+                   if case.find('skipped') is not None)
+    assert sorted(skipped) == ['net.bridge.bridge-nf-call-iptables', 'vm.swappiness']
+    assert skipped['vm.swappiness'].get('message') == 'unsupported: read-only /proc/sys: not set live (desired 10)'
+    assert 'live: 60\n' in skipped['vm.swappiness'].text
+    # Markdown: counted in the summary line, listed after drift and before ok, marked
+    markdown = (folder / 'drift.md').read_text()
+    assert '2 hosts: 2 clean, 0 drift, 0 failed, 0 unreachable. 4 settings checked, 0 drifted, 2 unsupported.' in markdown
+    rows = [line for line in markdown.splitlines() if line.startswith('| ct')]
+    assert rows == [
+        '| ct1 | net.bridge.bridge-nf-call-iptables | 0 | - | 0 | _unsupported_ | '
+        'no /proc/sys/net/bridge/bridge-nf-call-iptables on this kernel: not set live |',
+        '| ct1 | vm.swappiness | 10 | 60 | - | _unsupported_ | read-only /proc/sys: not set live |',
+        '| ct1 | kernel.shmmni | 4096 | 4096 | 4096 | ok |  |',
+        '| ct2 | kernel.shmmni | 4096 | 4096 | 4096 | ok |  |',
+    ]
+    assert markdown.endswith('Statuses: ok 2, unsupported 2.\n')
+    # terminal: counted in the summary line and per host, with a reason column
+    assert display.lines[1] == ('drift report: clean (2 hosts: 2 clean, 0 drift, 0 failed, 0 unreachable; '
+                                '0 of 4 settings drifted, 2 unsupported)')
+    text = '\n'.join(display.lines)
+    assert ('ct1: clean (3 settings, 0 drifted, 2 unsupported)\n'
+            '  setting                             desired  live  persisted  status       reason\n'
+            '  kernel.shmmni                       4096     4096  4096       ok\n'
+            '  net.bridge.bridge-nf-call-iptables  0        -     0          unsupported  '
+            'no /proc/sys/net/bridge/bridge-nf-call-iptables on this kernel: not set live\n'
+            '  vm.swappiness                       10       60    -          unsupported  '
+            'read-only /proc/sys: not set live\n') in text
+    # a table without unsupported rows has no reason column
+    assert 'ct2: clean (1 settings, 0 drifted)\n' in text
+    assert '  setting        desired  live  persisted  status\n  kernel.shmmni  4096' in text
+    # the drift-only view still lists the unsupported rows, never the ok ones
+    dummy, display, dummy = run(tmp_path / 'drift-only', UNSUPPORTED_EVENTS, terminal='drift')
+    statuses = [line.split()[4] for line in display.lines if line.startswith('  ') and not line.startswith('  setting')]
+    assert statuses == ['unsupported', 'unsupported']
 
 
 def test_records_carry_task_module_and_item(tmp_path):
@@ -283,6 +355,8 @@ def test_junit_is_valid_and_fails_on_drift(tmp_path):
     root = ET.parse(str(folder / 'drift.xml')).getroot()
     assert root.tag == 'testsuites'
     assert (root.get('tests'), root.get('failures'), root.get('errors'), root.get('skipped')) == ('13', '5', '2', '1')
+    skipped = [case.find('skipped') for case in root.iter('testcase') if case.find('skipped') is not None]
+    assert [(case.get('message')) for case in skipped] == ['unsupported: not writable in this container (desired never)']
     suites = dict((suite.get('name'), suite) for suite in root.findall('testsuite'))
     assert sorted(suites) == ['db1', 'db2', 'db3', 'db4', 'db5']
     counts = dict((name, (s.get('tests'), s.get('failures'), s.get('errors'), s.get('skipped')))
@@ -341,7 +415,7 @@ def test_terminal_table(tmp_path):
     lines = display.lines
     assert lines[0] == '== DRIFT REPORT'
     assert lines[1] == ('drift report: failed (5 hosts: 1 clean, 2 drift, 1 failed, 1 unreachable; '
-                        '5 of 11 settings drifted)')
+                        '5 of 11 settings drifted, 1 unsupported)')
     text = '\n'.join(lines)
     assert ('db2: drift (3 settings, 2 drifted)\n'
             '  setting        desired            live                        persisted          status\n'
@@ -356,10 +430,11 @@ def test_terminal_table(tmp_path):
 def test_terminal_drift_only_and_none(tmp_path):
     dummy, display, dummy = run(tmp_path / 'a', terminal='drift')
     text = '\n'.join(display.lines)
-    assert 'db1: clean (3 settings, 0 drifted)' in text and 'transparent_hugepage' not in text
-    statuses = [line.split()[-1] for line in display.lines if line.startswith('  ') and not line.startswith('  setting')
-                and ' in task ' not in line]
-    assert statuses == ['drift', 'shadowed', 'failed', 'drift', 'pending_reboot']
+    # clean rows are left out; an unsupported one stays, with its reason
+    assert 'db1: clean (3 settings, 0 drifted, 1 unsupported)' in text and 'kernel.shmmni  4096' not in text
+    statuses = [[word for word in line.split() if word in _result.STATUSES][0] for line in display.lines
+                if line.startswith('  ') and not line.startswith('  setting') and ' in task ' not in line]
+    assert statuses == ['unsupported', 'drift', 'shadowed', 'failed', 'drift', 'pending_reboot']
     dummy, display, dummy = run(tmp_path / 'b', terminal='none')
     assert display.lines == ['drift report: %s' % (tmp_path / 'b' / 'reports' / name)
                              for name in ('drift.json', 'drift.xml', 'drift.md')]

@@ -236,12 +236,10 @@ def test_apply_false_persist_false(root, kernel, run_module):
 
 
 @pytest.mark.parametrize('pages, message', [
-    ([{'size': '16M', 'count': 1}], 'not supported by this kernel'),
-    ([{'size': '2G', 'count': 1}], 'supported: 2M, 1G'),
+    ([{'size': '3M', 'count': 1}], "'3M' is not a huge page size"),
     ([{'size': 'lots', 'count': 1}], 'pages[0].size'),
     ([{'size': 1000, 'count': 1}], 'not a huge page size'),
     ([{'count': -1}], 'negative'),
-    ([{'count': 1, 'node': 7}], 'NUMA node 7 does not exist'),
     ([{'count': 1, 'node': -1}], 'not a NUMA node number'),
     ([{'count': 1}, {'size': '2M', 'count': 2}], 'already given as pages[0]'),
     ([{'count': 1}, {'count': 2, 'node': 0}], 'both for the whole system and per node'),
@@ -256,10 +254,37 @@ def test_bad_input_refused_before_anything(root, kernel, run_module, pages, mess
     assert digest(root) == before and kernel.writes == []
 
 
-def test_missing_node_pool_and_missing_default_size(root, kernel, run_module):
+@pytest.mark.parametrize('pages, name, reason', [
+    ([{'size': '16M', 'count': 1}], 'hugepages-16384kB',
+     'no 16M pages on this kernel (no /sys/kernel/mm/hugepages/hugepages-16384kB; supported: 2M, 1G)'),
+    ([{'count': 1, 'node': 7}], 'node7/hugepages-2048kB',
+     'no NUMA node 7 on this host (no /sys/devices/system/node/node7)'),
+    ([{'count': 1, 'node': 2}], 'node2/hugepages-2048kB', 'NUMA node 2 has no 2M pool'),
+])
+def test_a_pool_the_host_lacks_is_unsupported(root, kernel, run_module, pages, name, reason):
+    """A page size the kernel does not offer, a NUMA node the machine does not have: unsupported,
+    nothing allocated, no line persisted for a pool that is not there; the other pools are applied."""
     put(root, '/sys/devices/system/node/node2/cpulist', '4-5\n')
-    result = run_module(hugepages, {'pages': [{'count': 1, 'node': 2}], 'root': root})
-    assert result['failed'] is True and 'node 2 has no 2M pool' in result['msg']
+    pages = pages + [{'size': '1G', 'count': 1}]
+    before = digest(root)
+    check = run_module(hugepages, {'pages': pages, 'root': root}, check_mode=True)
+    assert digest(root) == before and kernel.writes == [] and not check.get('failed')
+    record = records(check)[name]
+    assert (record['status'], record['live'], record['persisted']) == ('unsupported', None, None)
+    assert record['detail'] == reason + '; not set live; not persisted'
+    assert records(check)['hugepages-1048576kB']['status'] == 'drift'
+    applied = run_module(hugepages, {'pages': pages, 'root': root})
+    assert not applied.get('failed') and applied['changed'] is True
+    assert records(applied)[name]['status'] == 'unsupported'
+    assert records(applied)['hugepages-1048576kB']['status'] == 'changed'
+    assert read(root, TMPFILES_FILE).count('nr_hugepages') == 1 and name not in read(root, TMPFILES_FILE)
+    after = digest(root)
+    again = run_module(hugepages, {'pages': pages, 'root': root})
+    assert again['changed'] is False and digest(root) == after
+    assert records(again)[name]['status'] == 'unsupported'
+
+
+def test_missing_default_size(root, kernel, run_module):
     put(root, '/proc/meminfo', 'MemTotal: 1000 kB\n')
     result = run_module(hugepages, {'pages': [{'count': 1}], 'root': root})
     assert result['failed'] is True and 'no default huge page size' in result['msg']

@@ -180,7 +180,6 @@ def test_keeps_comments_owner_mode_and_backup(root, run_module):
 
 
 @pytest.mark.parametrize('args, message', [
-    ({'params': {'kernel.nosuchkey': 1}}, 'kernel.nosuchkey'),
     ({'params': {'../../etc/passwd': 1}}, '../../etc/passwd'),
     ({'params': {'/proc/sys/kernel/shmmni': 1}}, 'absolute'),
     ({'params': {'kernel.shmmni': '4096\nkernel.panic=1'}}, 'newline'),
@@ -256,15 +255,22 @@ def test_freebsd_uses_sysctl_and_sysctl_conf(tmp_path):
     assert ['sysctl', 'kern.ipc.shm_use_phys=1'] in calls
     assert read(base, '/etc/sysctl.conf') == '# FreeBSD\nsecurity.bsd.see_other_uids=0\nkern.ipc.shm_use_phys=1\n'
     assert plan({'kern.ipc.shm_use_phys': 1}).run().as_dict()['changed'] is False
-    with pytest.raises(_kernel_params.InputError) as error:
-        plan({'kern.nope': 1}).run()
-    assert 'kern.nope' in str(error.value) and 'sysctl' in str(error.value)
+    # A key this kernel does not have is unsupported, with the reason; the line is persisted.
+    missing = plan({'kern.nope': 1}).run().as_dict()['settings'][0]
+    assert missing['status'] == 'unsupported'
+    assert missing['detail'].startswith('no sysctl kern.nope on this kernel')
+    assert ['sysctl', 'kern.nope=1'] not in calls
 
 
 def test_read_only_key_is_unsupported_not_failed(root, run_module):
     path = os.path.join(root, 'proc', 'sys', 'net', 'core', 'rmem_max')
     os.chmod(path, 0o444)  # as net.core.rmem_max shows inside a container's network namespace
     before = read(root, '/proc/sys/net/core/rmem_max')
+    # A read-only key that already has the value needs no write: it is like any other key
+    # (here drift: no file persists it yet).
+    ok = run_module(kernel_params, {'params': {'net.core.rmem_max': 212992}, 'root': root}, check_mode=True)
+    assert records(ok)['net.core.rmem_max']['status'] == 'drift'
+    assert records(ok)['net.core.rmem_max']['detail'] == 'would write %s' % OUR_FILE
     params = {'net.core.rmem_max': 4194304, 'kernel.shmmni': 8192}
     check = run_module(kernel_params, {'params': params, 'root': root}, check_mode=True)
     assert records(check)['net.core.rmem_max']['status'] == 'unsupported'
@@ -274,7 +280,6 @@ def test_read_only_key_is_unsupported_not_failed(root, run_module):
     assert record['status'] == 'unsupported' and 'read-only' in record['detail']
     assert records(result)['kernel.shmmni']['status'] == 'changed'
     assert read(root, '/proc/sys/net/core/rmem_max') == before
-    assert 'rmem_max' not in read(root, OUR_FILE)
-    # A read-only key that already has the value is simply ok.
-    ok = run_module(kernel_params, {'params': {'net.core.rmem_max': 212992}, 'root': root}, check_mode=True)
-    assert records(ok)['net.core.rmem_max']['status'] == 'ok'
+    # persisted for a boot where it can be set, and said so
+    assert 'net.core.rmem_max = 4194304\n' in read(root, OUR_FILE)
+    assert record['detail'].endswith('not set live; wrote it to %s for a boot where it can be set' % OUR_FILE)

@@ -164,7 +164,6 @@ def test_kernel_reads_back_another_value_is_failed(root, run_module, monkeypatch
     ({'kernel/mm/../../etc': 'x'}, '".."'),
     ({'/etc/passwd': 'x'}, 'outside /sys'),
     ({'/sysfoo/x': 'x'}, 'outside /sys'),
-    ({'kernel/mm/nonexistent': 'x'}, 'does not exist'),
     ({'kernel/mm/transparent_hugepage': 'x'}, 'is a folder'),
     ({THP: 'sometimes'}, 'takes one of always, madvise, never'),
     ({THP: True}, 'boolean'),

@@ -364,11 +364,11 @@ def test_killed_revert_leaves_every_file_tuned_or_as_before(tmp_path):
             if path == BASELINE:
                 # the tuned one, or the same marked reverted (at its own time)
                 kept = json.loads(data.decode('utf-8'))
-                assert dict(kept, state='applied', reverted=None) == dict(json.loads(tuned[path].decode('utf-8')),
-                                                                         reverted=None)
+                before = json.loads(tuned[path].decode('utf-8'))
+                assert dict(kept, state='applied', reverted=None) == dict(before, reverted=None)
                 continue
-            assert data in (tuned.get(path), reverted.get(path)), _torn(path, data or b'', tuned.get(path) or b'',
-                                                                       reverted.get(path) or b'')
+            torn = _torn(path, data or b'', tuned.get(path) or b'', reverted.get(path) or b'')
+            assert data in (tuned.get(path), reverted.get(path)), torn
 
     _put_back(base, changed, tuned)
     start = time.monotonic()

@@ -272,9 +272,10 @@ def test_the_reloads_on_the_running_system(monkeypatch):
     from ansible_collections.dbhost.tuning.plugins.module_utils.plans import revert as revert_plan
     ran = []
     monkeypatch.setattr(systemd, 'systemd_running', lambda root: True)
-    plan = revert_plan.Revert(['/'], runner=lambda argv: ran.append(argv) or (1 if 'daemon-reload' in argv else 0, '',
-                                                                            'no bus'),
-                              bin_path=lambda name, required=False: '/usr/bin/%s' % name)
+    def runner(argv):
+        ran.append(argv)
+        return (1 if 'daemon-reload' in argv else 0), '', 'no bus'
+    plan = revert_plan.Revert(['/'], runner=runner, bin_path=lambda name, required=False: '/usr/bin/%s' % name)
     done = {'reloads': [], 'reload_errors': []}
     plan._reload(set([revert_plan.UDEV, revert_plan.UNITS]), done)
     assert ran == [['/usr/bin/udevadm', 'control', '--reload'], ['systemctl', 'daemon-reload']]
@@ -282,3 +283,14 @@ def test_the_reloads_on_the_running_system(monkeypatch):
     assert revert_plan.consequence('/etc/udev/rules.d/61-dbhost-tuning.rules', 'BlockQueue')[0] == revert_plan.UDEV
     assert revert_plan.consequence('/etc/fstab', 'MountOptions')[:2] == (revert_plan.UNITS, 'pending_reboot')
     assert revert_plan.consequence('/etc/sysctl.d/90-dbhost-tuning.conf', 'KernelParams') == (None, None, '')
+
+
+@pytest.mark.parametrize('argv,changes', [
+    (['psrset', '-c', '2', '3'], True), (['psrset', '-b', '1', '42'], True), (['pooladm', '-c'], True),
+    (['poolcfg', '-c', 'create pool pg'], True), (['projmod', '-s', '-K', 'project.pool=pg', 'user.oracle'], True),
+    (['psrset', '-i'], False), (['psrset', '-q', '42'], False), (['poolcfg', '-dc', 'info'], False), (['pooladm'], False),
+    (['psrinfo'], False),
+])
+def test_sunos_commands_that_change_the_host_are_noted_for_a_revert(argv, changes):
+    from ansible_collections.dbhost.tuning.plugins.module_utils.plans.processor_set import sunos
+    assert sunos._changes_the_host(argv) is changes

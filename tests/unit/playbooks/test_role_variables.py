@@ -141,4 +141,3 @@ def test_a_registered_result_with_a_role_prefix_is_no_typo(tmp_path):
     done = subprocess.run([ansible_program('ansible-playbook'), '-i', str(inventory), str(play)],
                           env=ansible_env(tmp_path), capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
-

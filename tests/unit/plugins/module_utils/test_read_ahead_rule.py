@@ -31,6 +31,7 @@ def tree(tmp_path, monkeypatch):
     fake_sysfs.build(root)
     return root
 
+
 BLOCK_QUEUE_DEFAULTS = role_defaults('block_queue')
 
 

@@ -247,8 +247,8 @@ def test_percent_helpers():
 
 def test_a_margin_of_100_percent_doubles_the_pool_and_more_is_refused():
     result = _sized('postgresql', 16 * GIB, 4096, '2G', hugepage_size='2M', group_gid=26,
-                                 hugepages_margin='100%')
+                    hugepages_margin='100%')
     assert result['hugepages'] == [{'size': 2 * 1024 ** 2, 'count': 2048}]
     with pytest.raises(units.SizingError, match='more than 100%'):
         _sized('postgresql', 16 * GIB, 4096, '2G', hugepage_size='2M', group_gid=26,
-                            hugepages_margin='101%')
+               hugepages_margin='101%')

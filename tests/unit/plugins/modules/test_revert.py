@@ -20,7 +20,7 @@ import stat
 import pytest
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import baseline, journal, sysfs
-from ansible_collections.dbhost.tuning.tests.unit.helpers import BASELINE_FOLDER, digest, put, read, records
+from ansible_collections.dbhost.tuning.tests.unit.helpers import BASELINE_FOLDER, digest, put, read, records, with_defaults
 from ansible_collections.dbhost.tuning.tests.unit.plugins.modules import fake_host
 
 pytestmark = pytest.mark.usefixtures('linux')
@@ -261,7 +261,7 @@ def test_host_state_keeps_the_baseline_of_every_plan(tmp_path, run_module):
     root = _host(tmp_path)
     inputs = {'kernel_params': {'kernel_params_root': root, 'kernel_params_profile': 'none',
                                 'kernel_params_settings': {'fs.aio-max-nr': 1048576}}}
-    result = run_module(_module('host_state'), {'roles': ['kernel_params'], 'inputs': inputs})
+    result = run_module(_module('host_state'), {'roles': ['kernel_params'], 'inputs': with_defaults(inputs)})
     assert not result.get('failed'), result
     data = kept(root)
     assert data['live'][AIO]['value'] == '65536' and data['files'][SYSCTL_FILE]['existed'] is False

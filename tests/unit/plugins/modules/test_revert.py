@@ -272,6 +272,7 @@ def test_the_reloads_on_the_running_system(monkeypatch):
     from ansible_collections.dbhost.tuning.plugins.module_utils.plans import revert as revert_plan
     ran = []
     monkeypatch.setattr(systemd, 'systemd_running', lambda root: True)
+
     def runner(argv):
         ran.append(argv)
         return (1 if 'daemon-reload' in argv else 0), '', 'no bus'

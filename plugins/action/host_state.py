@@ -151,7 +151,7 @@ def _plain(value):
         return tuple(_plain(item) for item in value)
     for kind in (bool, str, int, float):
         if isinstance(value, kind):
-            return kind(value) if type(value) is not kind else value
+            return kind(value)   # the same object for a plain str, int, float or bool
     return value
 
 

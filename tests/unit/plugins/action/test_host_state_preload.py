@@ -112,11 +112,11 @@ def test_tagged_values_are_validated_as_plain_ones():
     origin = Origin(path='/inventory/hosts.yml', line_num=3)
     tagged = AnsibleTagHelper.tag({'name': AnsibleTagHelper.tag('sd*', [origin]), 'nr_requests': 256}, [origin])
     devices = AnsibleTagHelper.tag([tagged], [origin])
-    assert type(devices) is not list and type(tagged) is not dict
+    assert devices.__class__ is not list and tagged.__class__ is not dict
     plain = action._plain({'block_queue_devices': devices, 'x': (1, 2.5, True, None)})
     assert plain == {'block_queue_devices': [{'name': 'sd*', 'nr_requests': 256}], 'x': (1, 2.5, True, None)}
-    assert type(plain['block_queue_devices']) is list and type(plain['block_queue_devices'][0]) is dict
-    assert type(plain['block_queue_devices'][0]['name']) is str
-    assert type(plain['x'][2]) is bool
+    assert plain['block_queue_devices'].__class__ is list and plain['block_queue_devices'][0].__class__ is dict
+    assert plain['block_queue_devices'][0]['name'].__class__ is str
+    assert plain['x'][2].__class__ is bool
     assert action.spec_errors('block_queue', {'block_queue_devices': devices}) == \
         action.spec_errors('block_queue', {'block_queue_devices': [{'name': 'sd*', 'nr_requests': 256}]})

@@ -106,7 +106,7 @@ def test_each_status_has_its_reason(decide, fields, reason):
     status = r.decide_status(**decide)
     setting = r.Setting('k', status=status, **fields)
     assert setting.reason == reason
-    assert type(setting.as_dict()['status']) is str and setting.status == status
+    assert setting.as_dict()['status'].__class__ is str and setting.status == status
     assert r.Setting('k', status=status, reason='a kind knows better', **fields).reason == (
         'a kind knows better')
 

@@ -69,7 +69,7 @@ def host_state(root, roles):
 
 @pytest.mark.parametrize('roles', [['kernel_params'], ['shared_memory'], ['block_queue'], ['direct_io'],
                                    ['processor_sets'], ['kernel_params', 'shared_memory', 'block_queue', 'direct_io',
-                                                        'processor_sets']], ids=lambda roles: '+'.join(roles))
+                                                        'processor_sets']], ids='+'.join)
 def test_every_record_of_host_state_has_its_source_and_a_reason_when_not_ok(host, roles):
     output = host_state(host, roles)
     assert output['settings']

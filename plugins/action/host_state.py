@@ -6,6 +6,8 @@
 Each role's variables are the names in its meta/argument_specs.yml; their defaults come
 from its defaults/main.yml (the one place they are written), and any the host defines
 (inventory, play or role variables) win.
+The module is sent every variable that has a default, so the compile steps on the host never
+write a default of their own (state/compile/common.py role_var()).
 
 Before the module runs, every role variable the host defines is checked against its role's
 argument spec, as a role's own argument validation would (types, choices, the keys of list

@@ -38,7 +38,7 @@ if 'ansible_collections.dbhost.tuning' not in sys.modules:
 
 @pytest.fixture
 def linux(monkeypatch):
-    """The code under test sees a Linux host (``_platform.system()``), whatever this machine runs.
+    """The code under test sees a Linux host (``engine/platforms.py`` ``system()``), whatever this machine runs.
 
     A test file that runs on Linux throughout says ``pytestmark = pytest.mark.usefixtures('linux')``.
     """

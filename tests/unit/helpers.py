@@ -175,3 +175,28 @@ def ansible_env(tmp_path, **extra):
     env.pop('ANSIBLE_CALLBACKS_ENABLED', None)
     env.update(extra)
     return env
+
+
+def role_defaults(role):
+    """{variable: default} of ``role``: its defaults/main.yml, as host_state's action plugin reads it."""
+    from ansible_collections.dbhost.tuning.plugins.action import host_state
+    variables = host_state.role_variables(role)
+    return dict((name, variables[name]) for name in variables['__has_default'])
+
+
+def with_defaults(inputs):
+    """host_state ``inputs`` ({role: {variable: value}}) completed with each role's defaults, as the
+    action plugin sends them."""
+    out = {}
+    for role, given in inputs.items():
+        variables = role_defaults(role)
+        variables.update(given or {})
+        out[role] = variables
+    return out
+
+
+def sizing_defaults():
+    """The sizing's shares (hugepages_cap, hugepages_margin, shared_memory_cap) as the shared_memory
+    role's defaults give them (the shm_settings filter's own fill-in)."""
+    from ansible_collections.dbhost.tuning.plugins.filter import sizes
+    return dict(sizes.role_defaults())

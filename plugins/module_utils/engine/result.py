@@ -25,9 +25,9 @@ PENDING_RESTART = 'pending_restart'
 PENDING_REBOOT = 'pending_reboot'
 SHADOWED = 'shadowed'
 UNSUPPORTED = 'unsupported'
-# A value the system refused (for example EINVAL from the kernel).  Not one of
-# the seven DESIGN statuses, which describe states; this one describes an error
-# on one record while the others were still applied.
+# A value the system refused (for example EINVAL from the kernel). The statuses
+# above describe a state (docs/DEVELOPING.md, the result contract); this one an
+# error on one record while the others were still applied.
 FAILED = 'failed'
 
 STATUSES = (OK, CHANGED, DRIFT, PENDING_RESTART, PENDING_REBOOT, SHADOWED, UNSUPPORTED, FAILED)

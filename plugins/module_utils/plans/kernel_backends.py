@@ -23,7 +23,9 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.engine import sysfs
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import confine, rooted
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import PENDING_REBOOT
+from ansible_collections.dbhost.tuning.plugins.module_utils.formats import cmdline
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import etc_system
+from ansible_collections.dbhost.tuning.plugins.module_utils.formats import modules_load
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import sysctl
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import sysctl_keys
 
@@ -83,6 +85,7 @@ class LinuxBackend(object):
         self.root = root
         self.proc = os.path.join(root, 'proc', 'sys')
         self.live_available = os.path.isdir(self.proc)
+        self._early_modules = None
 
     @staticmethod
     def validate_name(name):
@@ -124,6 +127,39 @@ class LinuxBackend(object):
 
     def boot_files(self, our_file, our_text):
         return confd.texts_at_boot(self.root, sysctl.boot_files(self.root, extra=our_file), our_file, our_text)
+
+    def boot_module_note(self, key):
+        """Why ``key`` is not set at boot although a file sets it: its /proc/sys entry comes with a
+        module (sysctl_keys.MODULE_KEYS) that nothing loads before systemd-sysctl runs.  None when
+        it needs no module, or the module is built in, loaded early (formats/modules_load.py), or a
+        udev rule runs sysctl when it loads."""
+        module = sysctl_keys.module_of(key)
+        if module is None:
+            return None
+        early = self._modules_at_boot()
+        if module in early['builtin'] or self._built_in(module) or \
+                modules_load.loaded_by(module, early['listed'], early['deps']) or \
+                modules_load.udev_sysctl_rule(self.root, module):
+            return None
+        return ('its /proc/sys entry comes with the %s module: systemd-sysctl cannot set it at boot unless %s is loaded '
+                'early (list it in /etc/modules-load.d/*.conf)' % (module, module))
+
+    def _built_in(self, module):
+        """A module built into the running kernel: /sys/module/<name> without an initstate."""
+        folder = confine(self.root, os.path.join(self.root, 'sys', 'module', module))
+        return os.path.isdir(folder) and not os.path.exists(os.path.join(folder, 'initstate'))
+
+    def _modules_at_boot(self):
+        """{'listed': {module: file}, 'deps', 'builtin'}: what the next boot loads early."""
+        if self._early_modules is None:
+            listed = modules_load.boot_listed(self.root)
+            line = cmdline.next_boot(self.root)
+            for name in modules_load.parse_cmdline(line.params if line else []):
+                listed.setdefault(name, cmdline.label(line))
+            release = sysfs.read_text(confine(self.root, os.path.join(self.proc, 'kernel', 'osrelease')))
+            deps, builtin = modules_load.kernel_tables(self.root, release) if release and '/' not in release else ({}, set())
+            self._early_modules = {'listed': listed, 'deps': deps, 'builtin': builtin}
+        return self._early_modules
 
     # Linux: a key no file sets boots with the kernel's built-in value (kernel_default()).
     builtin_defaults = True
@@ -180,6 +216,10 @@ class FreeBSDBackend(LinuxBackend):
 
     @staticmethod
     def read_only_reason(key):
+        return None
+
+    @staticmethod
+    def boot_module_note(key):
         return None
 
     def read_live(self, key):

@@ -10,6 +10,7 @@ import pytest
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.state.host_state import HostState
 from ansible_collections.dbhost.tuning.tests.unit.helpers import ULONG, digest, generous_oracle_host, put
+from ansible_collections.dbhost.tuning.tests.unit.helpers import with_defaults
 
 GIB = 1024 ** 3
 FACTS = {'system': 'Linux', 'memory': {'total_bytes': 64 * GIB, 'page_size': 4096, 'hugepage_default_bytes': 2097152},
@@ -33,7 +34,7 @@ def shared_memory_inputs(root, **extra):
 
 
 def run(root, roles, inputs, check_mode=False):
-    host = HostState(roles, inputs, check_mode=check_mode, facts_reader=lambda r, subsets: dict(FACTS))
+    host = HostState(roles, with_defaults(inputs), check_mode=check_mode, facts_reader=lambda r, subsets: dict(FACTS))
     result = host.run()
     return host, result, host.output(result)
 

@@ -13,7 +13,7 @@ import pytest
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms
 from ansible_collections.dbhost.tuning.plugins.module_utils.state.host_state import HostState
-from ansible_collections.dbhost.tuning.tests.unit.helpers import put
+from ansible_collections.dbhost.tuning.tests.unit.helpers import put, with_defaults
 from ansible_collections.dbhost.tuning.tests.unit.plugins.modules import fake_host
 
 HUGE_2M = 2 * 1024 * 1024
@@ -63,7 +63,8 @@ def role_inputs(root):
 
 
 def host_state(root, roles):
-    plan = HostState(roles, role_inputs(root), check_mode=True, facts_reader=lambda r, subsets: dict(FACTS))
+    plan = HostState(roles, with_defaults(role_inputs(root)), check_mode=True,
+                     facts_reader=lambda r, subsets: dict(FACTS))
     return plan.output(plan.run())
 
 

@@ -37,6 +37,7 @@ _ROLE_VARIABLES = {}
 _ROLE_SPECS = {}
 _FILES = {}
 _CLOSEST = {}
+_VALIDATORS = {}
 _KNOWN = []
 # libyaml's loader where PyYAML has it: the roles' argument specs are long.
 _YAML_LOADER = getattr(yaml, 'CSafeLoader', yaml.SafeLoader)
@@ -93,11 +94,21 @@ def known_variables():
     return _KNOWN[0]
 
 
+def _may_reach(name, other):
+    """Whether difflib's ratio of the two names can reach CLOSE_ENOUGH at all: it is at most
+    real_quick_ratio, 2 * min(lengths) / (sum of lengths), written as difflib computes it."""
+    total = len(name) + len(other)
+    return not total or 2.0 * min(len(name), len(other)) / total >= CLOSE_ENOUGH
+
+
 def closest(name, names):
     """The known name ``name`` is most likely a misspelling of, or None."""
     key = (name, names if isinstance(names, frozenset) else tuple(sorted(names)))
     if key not in _CLOSEST:
-        found = difflib.get_close_matches(name, sorted(names), n=1, cutoff=CLOSE_ENOUGH)
+        # Names whose length alone rules them out are left out first: the answer is the same,
+        # without a SequenceMatcher for each of the roles' variables.
+        candidates = [other for other in sorted(names) if _may_reach(name, other)]
+        found = difflib.get_close_matches(name, candidates, n=1, cutoff=CLOSE_ENOUGH)
         _CLOSEST[key] = found[0] if found else None
     return _CLOSEST[key]
 
@@ -122,10 +133,34 @@ def misspelt(defined):
     return problems
 
 
+def _validator(role):
+    """The ArgumentSpecValidator of a role's argument spec, made once per process (it keeps no state
+    between validations)."""
+    if role not in _VALIDATORS:
+        _VALIDATORS[role] = ArgumentSpecValidator(role_spec(role))
+    return _VALIDATORS[role]
+
+
+def _plain(value):
+    """``value`` with Ansible's tagged str, int, float, dict and list subclasses (what templating
+    returns) turned into the plain types: the validator deep-copies what it checks, and a tagged
+    value copies slowly; a value of any other type is kept as it is."""
+    if isinstance(value, dict):
+        return dict((_plain(key), _plain(item)) for key, item in value.items())
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    if isinstance(value, tuple):
+        return tuple(_plain(item) for item in value)
+    for kind in (bool, str, int, float):
+        if isinstance(value, kind):
+            return kind(value)   # the same object for a plain str, int, float or bool
+    return value
+
+
 def spec_errors(role, values):
     """The role's argument spec applied to ``values`` (the variables the host defines): one message
     per wrong type, choice or list item key, each naming the variable."""
-    result = ArgumentSpecValidator(role_spec(role)).validate(dict(values))
+    result = _validator(role).validate(_plain(values))
     messages = []
     for error in result.errors:
         message = str(error)
@@ -153,7 +188,7 @@ def preload():
     parsed: a run reads the roles' YAML once, not once per host."""
     for role in ROLES:
         role_variables(role)
-        role_spec(role)
+        _validator(role)
     known_variables()
 
 

@@ -135,7 +135,15 @@ desired_state:
   type: list
   elements: dict
 roles:
-  description: Per role, its part of the result (changed, settings, restart_required, reboot_required).
+  description:
+    - Per role, its part of the result - changed, restart_required, reboot_required, settings, the role's extras
+      (sizing, devices, mounts...), and each of its plans' own results under the plan's module name (hugepages,
+      resource_limits, mount_options...; databases for db_parameter).
+    - Every C(settings) list in here (the role's and each plan's) holds the indexes of those records in
+      RV(settings), not the records again, and a plan's diff is only in the result's C(diff). A role's records are
+      C(settings | selectattr('owner', 'eq', role)); a plan's are C(indexes | map('extract', result.settings)).
+    - A call for one role (the role's own task, O(roles) of one name) also returns that role's extras and each of
+      its plans' results at the top level, there with the records and the diff in full.
   returned: always
   type: dict
 plans:

@@ -139,6 +139,11 @@ def _build(call, ctx):
     return PLANS[call.kind](dict((key, value) for key, value in call.kwargs.items() if value is not None), ctx)
 
 
+def _role_part():
+    """A role's part of the result; its settings are indexes into the result's settings."""
+    return {'changed': False, 'settings': [], 'restart_required': False, 'reboot_required': False}
+
+
 class HostState(Plan):
     """One host's desired state, checked or applied in one process."""
 
@@ -153,6 +158,8 @@ class HostState(Plan):
         self.facts_reader = facts_reader or (lambda root, subsets: host_facts.gather(root, subsets, runner=runner))
         self.state = None
         self.ran = []
+        self._views = {}
+        self._owners = []
 
     def lock_roots(self):
         """The roots this run manages, each locked for the run (engine/lock.py): every role's ``<role>_root``."""
@@ -210,19 +217,19 @@ class HostState(Plan):
     def combine(self, facts):
         result = Result(self.check_mode)
         owners = []
-        per_role = dict((role, {'changed': False, 'settings': [], 'restart_required': False,
-                                'reboot_required': False}) for role in ROLES if role in self.roles)
+        per_role = dict((role, _role_part()) for role in ROLES if role in self.roles)
+        self._views = dict((role, {}) for role in per_role)
         plans = []
         for call, dummy, part in self.ran:
-            role = per_role.setdefault(call.owner, {'changed': False, 'settings': [], 'restart_required': False,
-                                                    'reboot_required': False})
+            role = per_role.setdefault(call.owner, _role_part())
+            view = self._views.setdefault(call.owner, {})
+            indexes = []
             for setting in part.settings:
                 setting.source = source_of(call, setting, self.state.records)
+                indexes.append(len(result.settings))
                 result.add(setting)
                 owners.append((call.owner, call.kind))
-                record = setting.as_dict()
-                record.update(owner=call.owner, kind=call.kind)
-                role['settings'].append(record)
+            role['settings'].extend(indexes)
             result.diffs.extend(part.diffs)
             result.warnings.extend(part.warnings)
             if part.changed:
@@ -234,7 +241,8 @@ class HostState(Plan):
             result.reboot_required = result.reboot_required or part.reboot_required
             for key, value in part.extra.items():
                 role.setdefault(key, value)
-            self._add_part(role, call, part)
+                view.setdefault(key, value)
+            self._add_part(role, view, call, part, indexes)
             plans.append({'kind': call.kind, 'owner': call.owner, 'label': call.label, 'changed': part.changed,
                           'restart_required': part.restart_required, 'settings': len(part.settings)})
         self._owners = owners
@@ -244,6 +252,7 @@ class HostState(Plan):
                                        'checked nothing' % (role, NOTHING_ASKED.get(role, 'no input')))
         if self.state.sizing is not None and 'shared_memory' in per_role:
             per_role['shared_memory']['sizing'] = self.state.sizing
+            self._views['shared_memory']['sizing'] = self.state.sizing
         result.extra['roles'] = per_role
         result.extra['plans'] = plans
         result.extra['desired_state'] = self.state.as_list()
@@ -253,20 +262,25 @@ class HostState(Plan):
         return result
 
     @staticmethod
-    def _add_part(role, call, part):
-        """A role's part keeps each plan's own result under its module's name (hugepages, resource_limits...);
-        a second plan of a kind (kernel_params_absent) under the kind's label; every database in databases."""
+    def _add_part(role, view, call, part, indexes):
+        """Each plan's own result under its module's name (hugepages, resource_limits...); a second plan of a
+        kind (kernel_params_absent) under the kind's label; every database in databases. In the role's part
+        of ``roles`` a plan's records are their indexes in the result's settings, and its diff is only the
+        result's; VIEW keeps the plan's whole result, records and diff, for a call of one role."""
         own = part.as_dict()
         own.pop('warnings', None)
         key = PART_KEYS[call.kind]
         if call.kind == 'db_parameter':
-            role.setdefault('databases', []).append({
-                'engine': call.kwargs.get('engine'), 'path': call.kwargs.get('path'), 'label': call.label,
-                'changed': part.changed, 'restart_required': part.restart_required, 'settings': own['settings']})
-        elif key in role:
-            role[call.label.replace(' ', '_')] = own
-        else:
-            role[key] = own
+            for target, settings in ((role, indexes), (view, own['settings'])):
+                target.setdefault('databases', []).append({
+                    'engine': call.kwargs.get('engine'), 'path': call.kwargs.get('path'), 'label': call.label,
+                    'changed': part.changed, 'restart_required': part.restart_required, 'settings': settings})
+            return
+        if key in role:
+            key = call.label.replace(' ', '_')
+        role[key] = dict((name, value) for name, value in own.items() if name != 'diff')
+        role[key]['settings'] = indexes
+        view[key] = own
 
     def _restarts(self):
         wanted = []
@@ -284,8 +298,9 @@ class HostState(Plan):
         for record, (owner, kind) in zip(output['settings'], self._owners):
             record.update(owner=owner, kind=kind)
         if len(self.roles) == 1:
-            # one role: its plans' own extras (mems, mounts, udev...) where the role used to find them
-            for key, value in output['roles'].get(self.roles[0], {}).items():
+            # one role: its plans' own results and extras (mems, mounts, udev...) where the role used to find
+            # them, records and diffs in full
+            for key, value in self._views.get(self.roles[0], {}).items():
                 output.setdefault(key, value)
         return output
 

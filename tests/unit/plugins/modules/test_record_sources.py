@@ -87,6 +87,7 @@ def test_every_record_of_host_state_has_its_source_and_a_reason_when_not_ok(host
     # a single role's plans at the top hold their records in full: the same source and reason
     if len(roles) == 1:
         full = [value for key, value in output.items() if isinstance(value, dict) and 'settings' in value]
+        assert full and all(isinstance(record, dict) for part in full for record in part['settings'])
         shown = dict((r['name'], (r['source'], r['reason'])) for r in output['settings'])
         for part in full:
             for record in part['settings']:

@@ -141,3 +141,18 @@ def test_a_direct_call_names_its_task_option(run_module, host, module):
     for record in result['settings']:
         assert record['source'] == 'task option: %s.%s' % (module, OPTIONS[module]), record
         assert (record['reason'] is None) == (record['status'] == 'ok'), record
+
+
+def test_a_revert_stands_on_the_baseline(run_module, host):
+    """host_state state=revert wants back what the first tuning run found: the baseline is the source."""
+    applied = run_module(_module('kernel_params'), dict(fake_host.BASELINE['kernel_params'], root=host))
+    assert applied['changed'] is True and not applied.get('failed'), applied
+    done = run_module(_module('host_state'), {'state': 'revert', 'roles': ['kernel_params'],
+                                              'inputs': {'kernel_params': {'kernel_params_root': host}}},
+                      check_mode=True)
+    assert done['settings'] and not done.get('failed'), done
+    for record in done['settings']:
+        assert record['source'] == ('baseline: /var/lib/dbhost-tuning/baseline.json (as found before the first '
+                                    'tuning run)'), record
+        assert (record['reason'] is None) == (record['status'] == 'ok'), record
+    assert any(record['status'] == 'drift' for record in done['settings'])

@@ -14,6 +14,7 @@ import os
 import pytest
 
 from ansible_collections.dbhost.tuning.plugins.modules import sysfs_attr
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.sysfs_attr import SysfsAttributes
 from ansible_collections.dbhost.tuning.tests.unit.helpers import digest, put, records
 
 pytestmark = pytest.mark.usefixtures('linux')
@@ -86,5 +87,6 @@ def test_a_missing_profile_is_a_warning_and_shadows_nothing(root, run_module):
     put(root, '/etc/tuned/active_profile', 'nonexistent\n')
     result = run_module(sysfs_attr, {'attributes': {THP: 'never'}, 'root': root}, check_mode=True)
     assert records(result)[THP]['status'] == 'drift'
-    texts = [w['event']['msg'] if isinstance(w, dict) else w for w in result.get('warnings', [])]
-    assert 'TuneD cannot load the profile nonexistent: no profile nonexistent in the profile folders' in texts
+    plan_result = SysfsAttributes({THP: 'never'}, root=root, check_mode=True).run(None)
+    assert plan_result.warnings == ['TuneD cannot load the profile nonexistent: no profile nonexistent in the profile '
+                                    'folders']

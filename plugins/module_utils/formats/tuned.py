@@ -166,8 +166,7 @@ def _load_all(names, locate, loaded):
         units = parse(text, path)
         includes = units.get('main', {}).pop('include', None)
         if includes:
-            for item in _load_all(include_names(_expand(includes, units)), locate, loaded):
-                yield item
+            yield from _load_all(include_names(_expand(includes, units)), locate, loaded)
         for unit_name, unit in units.items():
             yield unit_name, unit, Origin(name, path)
 
@@ -257,7 +256,6 @@ class Profile(object):
             if option in unit and _selects(unit.get('devices', ('*', None))[0], device):
                 found = unit[option]
         return found
-
 
     def block_queue(self, device, attribute, current=None):
         """(value, source) TuneD writes to /sys/block/<device>/queue/<attribute> when it starts (its

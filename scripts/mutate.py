@@ -498,7 +498,12 @@ def coverage_map(checkout, copies, files, refresh=False, stale_ok=False):
 
 
 class LineTracer(object):
-    """A pytest plugin: which test (or the collection, as None) runs which line of the target files."""
+    """A pytest plugin: which test (or the collection, as None) runs which line of the target files.
+
+    With coverage.py installed (requirements/test.txt) its C tracer does the work, each test a
+    context of its own: the unit stage then runs about 1.5x slower instead of 4x under the
+    pure-Python ``sys.settrace`` function below, which stays as the fallback.
+    """
 
     def __init__(self, checkout, targets):
         self.checkout = checkout
@@ -508,6 +513,33 @@ class LineTracer(object):
         self.durations = []
         self.hits = {}
         self.started = 0.0
+        self.coverage = None
+
+    def start(self):
+        try:
+            import coverage
+        except ImportError:
+            sys.settrace(self.trace)
+            threading.settrace(self.trace)
+            return 'sys.settrace'
+        self.coverage = coverage.Coverage(data_file=None, include=sorted(self.targets), branch=False,
+                                          config_file=False)
+        self.coverage.start()
+        return 'coverage.py %s' % coverage.__version__
+
+    def stop(self):
+        if self.coverage is None:
+            sys.settrace(None)
+            return
+        self.coverage.stop()
+        data = self.coverage.get_data()
+        for name in data.measured_files():
+            rel = self.targets.get(name) or self.targets.get(os.path.realpath(name))
+            if rel is None:
+                continue
+            lines = self.hits.setdefault(rel, {})
+            for line, contexts in data.contexts_by_lineno(name).items():
+                lines.setdefault(line, set()).update(int(c) if c else None for c in contexts)
 
     def trace(self, frame, dummy_event, dummy_arg):
         name = frame.f_code.co_filename
@@ -525,6 +557,8 @@ class LineTracer(object):
 
     def pytest_runtest_protocol(self, item):
         self.current = len(self.tests)
+        if self.coverage is not None:
+            self.coverage.switch_context(str(self.current))
         # node ids relative to the checkout, as a run from there names them
         name = item.nodeid.split('::', 1)
         self.tests.append(os.path.relpath(str(item.path), self.checkout) + ('::' + name[1] if len(name) > 1 else ''))
@@ -533,6 +567,8 @@ class LineTracer(object):
     def pytest_runtest_logfinish(self):
         self.durations.append(round(time.monotonic() - self.started, 3))
         self.current = None
+        if self.coverage is not None:
+            self.coverage.switch_context('')
 
 
 def trace_main(out, files):
@@ -541,12 +577,13 @@ def trace_main(out, files):
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     targets = dict((os.path.join(here, rel), rel) for rel in files)
     tracer = LineTracer(here, targets)
-    sys.settrace(tracer.trace)
-    threading.settrace(tracer.trace)
+    how = tracer.start()
+    started = time.monotonic()
     work = os.environ.get('DBHOST_MUTATE_WORK', tempfile.gettempdir())
     code = pytest.main(['-q', '-p', 'no:cacheprovider', '--basetemp', os.path.join(work, 'pytest')] + list(UNIT_STAGE),
                        plugins=[tracer])
-    sys.settrace(None)
+    tracer.stop()
+    print('traced the unit stage with %s in %.0f s' % (how, time.monotonic() - started))
     if code != 0:
         return int(code)
     lines, imported = {}, {}

@@ -18,6 +18,7 @@ import os
 import sys
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import confd
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import journal
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import sysfs
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
@@ -278,6 +279,9 @@ class FreeBSDBackend(LinuxBackend):
         return sysctl.normalize_value(out) if rc == 0 else None
 
     def write_live(self, key, value):
+        journal.before('unsupported', 'sysctl %s' % key, root=self.root,
+                       detail='set with sysctl(8) (before: %s); a revert puts the files back, not this live value: '
+                              'it returns to the file\'s value at the next boot' % self.read_live(key))
         rc, out, err = self.runner(['sysctl', '%s=%s' % (key, value)])
         if rc != 0:
             raise OSError(errno.EINVAL, (err or out).strip() or 'sysctl exited %d' % rc)

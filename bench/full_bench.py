@@ -1,10 +1,11 @@
 # -*- coding: utf-8 -*-
 """Benchmark: a full-profile drift check (every role) against a floor play and the per-key way.
 
-Three plays run side by side in one run, in check mode against this machine, for each host count
+The plays run side by side in one run, in check mode against this machine, for each host count
 (aliases of localhost on the local connection):
 
   floor    bench/floor.yml: gather_facts and one ansible.builtin.ping
+  ping     bench/ping.yml: one ansible.builtin.ping and no facts, the least one module task costs
   per-key  bench/per_key.yml: the same check written by hand, one task per setting
   ours     playbooks/drift.yml (whatever it is today) with -e dbhost_drift_report_only=true
 
@@ -55,6 +56,7 @@ PLAYBOOK_BIN = os.path.join(VENV, 'bin', 'ansible-playbook')
 PROFILE = os.path.join(BENCH, 'full_profile.yml')
 FLOOR = os.path.join(BENCH, 'floor.yml')
 PER_KEY = os.path.join(BENCH, 'per_key.yml')
+PING = os.path.join(BENCH, 'ping.yml')
 CALLBACKS = os.path.join(BENCH, 'callback_plugins')
 
 # What bench/full_profile.yml points at.
@@ -70,7 +72,7 @@ DUMMY_MARK = 'dbhost-bench-dummy'
 UNIT = 'dbhost-bench-dummy.service'
 UNIT_FILE = os.path.join('/run/systemd/system', UNIT)
 
-WAYS = ('floor', 'per-key', 'before', 'ours')
+WAYS = ('floor', 'ping', 'per-key', 'before', 'ours')
 MITOGEN_REQUIREMENT = 'mitogen>=0.3,<0.4'
 MITOGEN_TARGET = os.path.join(ROOT, '.cache', 'mitogen')
 
@@ -448,7 +450,7 @@ def ratio(top, bottom):
     return top / bottom if bottom > 0 else float('nan')
 
 
-LABELS = {'floor': 'floor', 'per-key': 'per-key', 'ours': 'drift.yml', 'before': 'drift.yml@before'}
+LABELS = {'floor': 'floor', 'ping': 'ping only', 'per-key': 'per-key', 'ours': 'drift.yml', 'before': 'drift.yml@before'}
 
 
 def _cell(value, digits=2):
@@ -505,18 +507,21 @@ def markdown(meta, table, ssh=False):
                             row['tasks'], row['records'] if way in ('ours', 'before') else '-', status, row['load'],
                             row['others']))
     lines += ['', '| hosts | mode | drift/floor wall | drift/floor CPU | per-key/drift wall | per-key/drift CPU '
-                  '| before/after CPU |', '|---:|---|---:|---:|---:|---:|---:|']
+                  '| before/after CPU | ping/floor CPU | drift/ping CPU |', '|---:|---|---:|---:|---:|---:|---:|---:|---:|']
     for hosts, mode, rows in table:
         if 'ours' not in rows:
             continue
         ours, floor, per_key, older = rows['ours'], rows.get('floor'), rows.get('per-key'), rows.get('before')
-        lines.append('| %d | %s | %s | %s | %s | %s | %s |' % (
+        ping = rows.get('ping')
+        lines.append('| %d | %s | %s | %s | %s | %s | %s | %s | %s |' % (
             hosts, mode or 'local',
             _cell(floor and ratio(ours['wall'], floor['wall'])) + ('x' if floor else ''),
             _cell(floor and ratio(ours['cpu'], floor['cpu'])) + ('x' if floor else ''),
             _cell(per_key and ratio(per_key['wall'], ours['wall'])) + ('x' if per_key else ''),
             _cell(per_key and ratio(per_key['cpu'], ours['cpu'])) + ('x' if per_key else ''),
-            _cell(older and ratio(older['cpu'], ours['cpu'])) + ('x' if older else '')))
+            _cell(older and ratio(older['cpu'], ours['cpu'])) + ('x' if older else ''),
+            _cell(ping and floor and ratio(ping['cpu'], floor['cpu'])) + ('x' if ping and floor else ''),
+            _cell(ping and ratio(ours['cpu'], ping['cpu'])) + ('x' if ping else '')))
     lines += ['', 'Targets (reported, not asserted): drift.yml at most 2 module round trips per host; '
               + ('at the largest host count over SSH at most 1.0x the floor\'s wall and 0.5x its controller CPU '
                  '(0.3x under Mitogen).' if ssh else 'at 50 hosts at most 1.5x the floor in wall and CPU, and at '
@@ -554,7 +559,8 @@ def parse_args():
                         help='folder holding the ansible_mitogen and mitogen packages (default .cache/mitogen, '
                              'where mitogen 0.3.x is installed with pip --target when missing)')
     parser.add_argument('--forks', type=int, default=5, help="ansible-playbook -f (default 5, Ansible's default)")
-    parser.add_argument('--ways', default='floor,per-key,ours', help='comma-separated subset of floor,per-key,ours')
+    parser.add_argument('--ways', default='floor,ping,per-key,ours',
+                        help='comma-separated subset of floor,ping,per-key,ours (default all)')
     parser.add_argument('--playbook', help='the drift playbook of "ours" (default playbooks/drift.yml of the '
                                            'collection under test)')
     parser.add_argument('--ref', help='measure the collection as committed at this git ref (git archive) instead '
@@ -727,7 +733,7 @@ def main():
         playbook = os.path.abspath(args.playbook) if args.playbook else os.path.join(collection, 'playbooks', 'drift.yml')
         with open(os.path.join(WORK, 'ansible.cfg'), 'w') as handle:
             handle.write('# empty: the bench runs with Ansible defaults, whatever ~/.ansible.cfg says\n')
-        books = {'floor': FLOOR, 'per-key': PER_KEY, 'ours': playbook,
+        books = {'floor': FLOOR, 'ping': PING, 'per-key': PER_KEY, 'ours': playbook,
                  'before': os.path.join(WORK, 'collections-before', 'ansible_collections', 'dbhost', 'tuning',
                                         'playbooks', 'drift.yml')}
         env = base_env(paths)

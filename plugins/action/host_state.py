@@ -6,6 +6,8 @@
 Each role's variables are the names in its meta/argument_specs.yml; their defaults come
 from its defaults/main.yml (the one place they are written), and any the host defines
 (inventory, play or role variables) win.
+The module is sent every variable that has a default, so the compile steps on the host never
+write a default of their own (state/compile/common.py role_var()).
 
 Before the module runs, every role variable the host defines is checked against its role's
 argument spec, as a role's own argument validation would (types, choices, the keys of list
@@ -35,6 +37,7 @@ _ROLE_VARIABLES = {}
 _ROLE_SPECS = {}
 _FILES = {}
 _CLOSEST = {}
+_VALIDATORS = {}
 _KNOWN = []
 # libyaml's loader where PyYAML has it: the roles' argument specs are long.
 _YAML_LOADER = getattr(yaml, 'CSafeLoader', yaml.SafeLoader)
@@ -91,11 +94,21 @@ def known_variables():
     return _KNOWN[0]
 
 
+def _may_reach(name, other):
+    """Whether difflib's ratio of the two names can reach CLOSE_ENOUGH at all: it is at most
+    real_quick_ratio, 2 * min(lengths) / (sum of lengths), written as difflib computes it."""
+    total = len(name) + len(other)
+    return not total or 2.0 * min(len(name), len(other)) / total >= CLOSE_ENOUGH
+
+
 def closest(name, names):
     """The known name ``name`` is most likely a misspelling of, or None."""
     key = (name, names if isinstance(names, frozenset) else tuple(sorted(names)))
     if key not in _CLOSEST:
-        found = difflib.get_close_matches(name, sorted(names), n=1, cutoff=CLOSE_ENOUGH)
+        # Names whose length alone rules them out are left out first: the answer is the same,
+        # without a SequenceMatcher for each of the roles' variables.
+        candidates = [other for other in sorted(names) if _may_reach(name, other)]
+        found = difflib.get_close_matches(name, candidates, n=1, cutoff=CLOSE_ENOUGH)
         _CLOSEST[key] = found[0] if found else None
     return _CLOSEST[key]
 
@@ -120,10 +133,34 @@ def misspelt(defined):
     return problems
 
 
+def _validator(role):
+    """The ArgumentSpecValidator of a role's argument spec, made once per process (it keeps no state
+    between validations)."""
+    if role not in _VALIDATORS:
+        _VALIDATORS[role] = ArgumentSpecValidator(role_spec(role))
+    return _VALIDATORS[role]
+
+
+def _plain(value):
+    """``value`` with Ansible's tagged str, int, float, dict and list subclasses (what templating
+    returns) turned into the plain types: the validator deep-copies what it checks, and a tagged
+    value copies slowly; a value of any other type is kept as it is."""
+    if isinstance(value, dict):
+        return dict((_plain(key), _plain(item)) for key, item in value.items())
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    if isinstance(value, tuple):
+        return tuple(_plain(item) for item in value)
+    for kind in (bool, str, int, float):
+        if isinstance(value, kind):
+            return kind(value)   # the same object for a plain str, int, float or bool
+    return value
+
+
 def spec_errors(role, values):
     """The role's argument spec applied to ``values`` (the variables the host defines): one message
     per wrong type, choice or list item key, each naming the variable."""
-    result = ArgumentSpecValidator(role_spec(role)).validate(dict(values))
+    result = _validator(role).validate(_plain(values))
     messages = []
     for error in result.errors:
         message = str(error)
@@ -151,7 +188,7 @@ def preload():
     parsed: a run reads the roles' YAML once, not once per host."""
     for role in ROLES:
         role_variables(role)
-        role_spec(role)
+        _validator(role)
     known_variables()
 
 
@@ -171,9 +208,9 @@ class ActionModule(ActionBase):
         result = super(ActionModule, self).run(tmp, task_vars)
         task_vars = task_vars or {}
         args = dict(self._task.args)
-        unknown = sorted(set(args) - set(['roles', 'inputs', 'fail_on_drift']))
+        unknown = sorted(set(args) - set(['roles', 'inputs', 'fail_on_drift', 'state']))
         if unknown:
-            raise AnsibleActionFail('host_state: unknown option(s) %s (it takes roles, inputs and fail_on_drift)'
+            raise AnsibleActionFail('host_state: unknown option(s) %s (it takes roles, inputs, fail_on_drift and state)'
                                     % ', '.join(unknown))
         roles, source = args.get('roles'), 'roles'
         if roles is None and 'dbhost_roles' in task_vars:
@@ -210,8 +247,9 @@ class ActionModule(ActionBase):
         if problems:
             raise AnsibleActionFail('host_state: %s' % '; '.join(problems))
         module_args = {'inputs': inputs}
-        if 'fail_on_drift' in args:
-            module_args['fail_on_drift'] = args['fail_on_drift']
+        for option in ('fail_on_drift', 'state'):
+            if option in args:
+                module_args[option] = args[option]
         if roles is not None:
             module_args['roles'] = list(roles)
         result.update(self._execute_module(module_name='dbhost.tuning.host_state', module_args=module_args,

@@ -12,6 +12,10 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import os
+
+import yaml
+
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.sizing import profiles
@@ -45,8 +49,30 @@ def to_pages(value, page_size, rounding='up', ram_bytes=None):
     return units.to_pages(value, page_size, rounding=rounding, ram_bytes=ram_bytes, name='to_pages input')
 
 
+# The sizing's shares and their shared_memory role variables: an option not given takes the
+# role's default, read from the role's defaults/main.yml (the one place it is written).
+ROLE_DEFAULTS = (('hugepages_cap', 'shared_memory_hugepages_cap'),
+                 ('hugepages_margin', 'shared_memory_hugepages_margin'),
+                 ('shared_memory_cap', 'shared_memory_cap'))
+DEFAULTS_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                             'roles', 'shared_memory', 'defaults', 'main.yml')
+_DEFAULTS = {}
+
+
+def role_defaults():
+    """{sizing option: the shared_memory role's default}, read once."""
+    if not _DEFAULTS:
+        with open(DEFAULTS_FILE) as handle:
+            variables = yaml.safe_load(handle) or {}
+        _DEFAULTS.update((option, variables[name]) for option, name in ROLE_DEFAULTS)
+    return _DEFAULTS
+
+
 def shm_settings(facts, engine, shared_memory, **options):
     """Every shared-memory setting of a host, from its ``dbhost`` facts and the database's needs."""
+    for option, default in role_defaults().items():
+        if options.get(option) is None:
+            options[option] = default
     return sizing.shm_settings_from_facts(facts, engine, shared_memory, **options)
 
 

@@ -38,9 +38,25 @@ if 'ansible_collections.dbhost.tuning' not in sys.modules:
 
 @pytest.fixture
 def linux(monkeypatch):
-    """The code under test sees a Linux host (``_platform.system()``), whatever this machine runs.
+    """The code under test sees a Linux host (``engine/platforms.py`` ``system()``), whatever this machine runs.
 
     A test file that runs on Linux throughout says ``pytestmark = pytest.mark.usefixtures('linux')``.
     """
     from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms as _platform
     monkeypatch.setattr(_platform, 'system', lambda: 'Linux')
+
+
+@pytest.fixture(autouse=True)
+def system_baseline(tmp_path_factory, monkeypatch):
+    """A run with root / keeps its baseline (engine/baseline.py) in a temporary folder, never in
+    this machine's /var/lib/dbhost-tuning; a fake tree keeps it under itself, as on a host."""
+    from ansible_collections.dbhost.tuning.plugins.module_utils.engine import baseline
+    folder = []
+
+    def place(root):
+        if root != '/':
+            return root
+        if not folder:
+            folder.append(str(tmp_path_factory.mktemp('system-baseline')))
+        return folder[0]
+    monkeypatch.setattr(baseline, 'place', place)

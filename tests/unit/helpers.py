@@ -42,18 +42,31 @@ def read(root, path):
         return handle.read()
 
 
-def digest(root):
+# The baseline's folder under a root (engine/baseline.py), for digest(root, skip=BASELINE_FOLDER).
+BASELINE_FOLDER = ('var/lib/dbhost-tuning',)
+
+
+def _skipped(relative, skip):
+    return any(relative == top or relative.startswith(top + '/') for top in skip)
+
+
+def digest(root, skip=()):
     """Every file's path, bytes and mode, every link's target and every folder's name under ``root``.
 
     Equal before and after a call means the call changed nothing under ``root``: no file
-    written, made, removed or chmod-ed, no folder or link made.
+    written, made, removed or chmod-ed, no folder or link made.  ``skip``: paths relative
+    to root left out with all they hold (BASELINE_FOLDER: the baseline a run keeps).
     """
     sha = hashlib.sha256()
     for folder, dirs, names in sorted(os.walk(root)):
         dirs.sort()
+        if _skipped(os.path.relpath(folder, root), skip):
+            continue
         sha.update(('D %s\n' % os.path.relpath(folder, root)).encode())
         for name in sorted(names + [d for d in dirs if os.path.islink(os.path.join(folder, d))]):
             path = os.path.join(folder, name)
+            if _skipped(os.path.relpath(path, root), skip):
+                continue
             sha.update(('F %s %o\n' % (os.path.relpath(path, root), os.lstat(path).st_mode)).encode())
             if os.path.islink(path):
                 sha.update(os.readlink(path).encode())
@@ -175,3 +188,28 @@ def ansible_env(tmp_path, **extra):
     env.pop('ANSIBLE_CALLBACKS_ENABLED', None)
     env.update(extra)
     return env
+
+
+def role_defaults(role):
+    """{variable: default} of ``role``: its defaults/main.yml, as host_state's action plugin reads it."""
+    from ansible_collections.dbhost.tuning.plugins.action import host_state
+    variables = host_state.role_variables(role)
+    return dict((name, variables[name]) for name in variables['__has_default'])
+
+
+def with_defaults(inputs):
+    """host_state ``inputs`` ({role: {variable: value}}) completed with each role's defaults, as the
+    action plugin sends them."""
+    out = {}
+    for role, given in inputs.items():
+        variables = role_defaults(role)
+        variables.update(given or {})
+        out[role] = variables
+    return out
+
+
+def sizing_defaults():
+    """The sizing's shares (hugepages_cap, hugepages_margin, shared_memory_cap) as the shared_memory
+    role's defaults give them (the shm_settings filter's own fill-in)."""
+    from ansible_collections.dbhost.tuning.plugins.filter import sizes
+    return dict(sizes.role_defaults())

@@ -203,12 +203,20 @@ def check(key, value):
 
 # Keys whose /proc/sys entry exists only once a kernel module is loaded: (prefix, module).
 # Without the module the running kernel has no such key; a line persisted for it is set at
-# a boot where the module is loaded before systemd-sysctl runs (systemd also applies
-# net.bridge.* again when br_netfilter is loaded, through its 99-systemd.rules).
+# a boot where the module is loaded before systemd-sysctl runs (formats/modules_load.py says
+# whether the boot does that, or a udev rule runs sysctl when the module loads).  This is the
+# one table of them; where each table registers them in Linux:
+#   net.bridge.*: net/bridge/br_netfilter_hooks.c (br_netfilter, split from bridge in 3.18)
+#   net.netfilter.*, net.nf_conntrack_max: net/netfilter/nf_conntrack_standalone.c (nf_conntrack)
+#   net.ipv4.netfilter.*: the ip_conntrack_* compatibility names nf_conntrack_ipv4 registered
+#     (net/ipv4/netfilter/, CONFIG_NF_CONNTRACK_PROC_COMPAT; older kernels only)
+#   net.ipv4.vs.*: net/netfilter/ipvs/ip_vs_ctl.c (ip_vs); net.sctp.*: net/sctp/sysctl.c (sctp)
+#   fs.nfs.*: fs/nfs/sysctl.c (nfs); sunrpc.*: net/sunrpc/sysctl.c (sunrpc)
 MODULE_KEYS = (
     ('net.bridge.', 'br_netfilter'),
     ('net.netfilter.', 'nf_conntrack'),
     ('net.nf_conntrack_max', 'nf_conntrack'),
+    ('net.ipv4.netfilter.', 'nf_conntrack_ipv4'),
     ('net.ipv4.vs.', 'ip_vs'),
     ('net.sctp.', 'sctp'),
     ('fs.nfs.', 'nfs'),

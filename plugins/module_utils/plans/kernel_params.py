@@ -388,6 +388,8 @@ class KernelParams(Plan):
             result.add(self._record(key, desired[key], live, persisted, done))
         if self.backup_file:
             result.extra['backup_file'] = self.backup_file
+        # a TuneD profile that cannot be loaded sets nothing at boot; said, not guessed at
+        result.warnings.extend(getattr(self.backend, 'tuned_problems', list)())
 
     def _record(self, key, want, live, persisted, done):
         live_now = live[key] if self.check_mode else done['live_after'].get(key)
@@ -428,6 +430,7 @@ class KernelParams(Plan):
         if key in done['changes'] and not details and key not in self.notes:
             details.append('%s %s' % ('would write' if self.check_mode else 'wrote', self.file))
         details.extend(self._field_details(key, want, live, live_ok, resolve_before, persisted_ok))
+        details.extend(self._module_note(key))
         return Setting(key, self.file, want, live_now, winner_value, status, '; '.join(details), comparison=how)
 
     def _unsupported_detail(self, key, want, done):
@@ -443,7 +446,12 @@ class KernelParams(Plan):
             details.append('at boot: %s' % boot_file if boot_file == KERNEL_DEFAULT_SOURCE else 'persisted by %s' % boot_file)
         if self.persist and boot_file not in (None, self.file) and not self.compare.satisfies(key, boot_value, want):
             details.append('%s sets %r and wins at boot over %s' % (boot_file, boot_value, self.file))
-        return '; '.join(details)
+        return '; '.join(details + self._module_note(key))
+
+    def _module_note(self, key):
+        """[why a persisted key of a module's may not be set at boot], or []."""
+        note = getattr(self.backend, 'boot_module_note', None) if self.persist else None
+        return [text for text in [note(key) if note else None] if text]
 
     def _field_details(self, key, want, live, live_ok, resolve_before, persisted_ok):
         """Which fields of a vector are short, live and at boot, and why our line changed."""

@@ -41,11 +41,9 @@ SOLARIS_MAX_SEM_IDS = 100
 SOLARIS_MAX_SEM_NSEMS = 256
 SOLARIS_ETC_SYSTEM_SHMMNI = 100
 GIB = 1024 ** 3
-# The most of RAM shared memory may take without huge pages: the MySQL Reference Manual
-# (innodb_buffer_pool_size) puts a dedicated server's buffer pool at up to 80 % of the
-# physical memory; the rest is the kernel's, the page tables' and every other process's.
-# With huge pages the pool's own cap (hugepages_cap, 70 %) applies instead.
-SHARED_MEMORY_CAP = '80%'
+# The shares below (hugepages_cap, hugepages_margin, shared_memory_cap) have no default here:
+# their one default, and its reason, is the shared_memory role's (defaults/main.yml), which the
+# role, host_state and the shm_settings filter all pass.
 
 
 # ------------------------------------------------------------------ THE sizing
@@ -100,8 +98,8 @@ class ShmHost(object):
 
 
 def check_inputs(engine, ram_bytes, page_size, shared_memory, hugepage_size=None, group_gid=None,
-                 hugepages_cap='70%', use_hugepages=True, system=LINUX, numa_node=None,
-                 supported_hugepage_sizes=None, shared_memory_cap=SHARED_MEMORY_CAP):
+                 hugepages_cap=None, use_hugepages=True, system=LINUX, numa_node=None,
+                 supported_hugepage_sizes=None, shared_memory_cap=None):
     """Every input check of shm_settings(), before any arithmetic that depends on them: a ShmHost."""
     if engine not in ENGINES:
         raise SizingError('engine: %r is not one of %s' % (engine, ', '.join(ENGINES)))
@@ -137,7 +135,7 @@ def check_inputs(engine, ram_bytes, page_size, shared_memory, hugepage_size=None
 
 
 def _check_cap(shared_memory_bytes, ram, cap):
-    """Shared memory in standard pages: refused above ``cap`` of RAM (SHARED_MEMORY_CAP)."""
+    """Shared memory in standard pages: refused above ``cap`` of RAM (shared_memory_cap)."""
     cap_bytes = int(cap * ram)
     if shared_memory_bytes > cap_bytes:
         raise SizingError(
@@ -370,9 +368,9 @@ def memlock(host, hugepages_bytes, explain):
 
 
 def shm_settings(engine, ram_bytes, page_size, shared_memory, hugepage_size=None, group_gid=None,
-                 hugepages_cap='70%', hugepages_margin='1%', use_hugepages=True, system=LINUX,
+                 hugepages_cap=None, hugepages_margin=None, use_hugepages=True, system=LINUX,
                  numa_node=None, supported_hugepage_sizes=None, current=None, keep_higher=False,
-                 etc_system=False, shared_memory_cap=SHARED_MEMORY_CAP):
+                 etc_system=False, shared_memory_cap=None):
     """Compute every shared-memory setting for one host and one database.
 
     engine: oracle | postgresql | mysql.  ram_bytes: physical memory (Linux: MemTotal).
@@ -431,10 +429,10 @@ def shm_settings(engine, ram_bytes, page_size, shared_memory, hugepage_size=None
     }
 
 
-def shm_settings_from_facts(facts, engine, shared_memory, group_gid=None, hugepage_size=None, hugepages_cap='70%',
-                            hugepages_margin='1%', use_hugepages=True, numa_node=None, keep_higher=False,
+def shm_settings_from_facts(facts, engine, shared_memory, group_gid=None, hugepage_size=None, hugepages_cap=None,
+                            hugepages_margin=None, use_hugepages=True, numa_node=None, keep_higher=False,
                             etc_system=False, ram_bytes=None, page_size=None, system=None,
-                            shared_memory_cap=SHARED_MEMORY_CAP):
+                            shared_memory_cap=None):
     """shm_settings() for a host described by its ``dbhost`` facts (host_facts' memory, hugepages, shm)."""
     if not isinstance(facts, dict):
         raise SizingError('the input must be the dbhost facts (ansible_facts.dbhost), got %r'

@@ -137,7 +137,7 @@ def default_roles(variables):
     direct = variables.get('direct_io', {})
     if direct.get('direct_io_mounts') or direct.get('direct_io_databases'):
         roles.append('direct_io')
-    if text(variables.get('processor_sets', {}).get('processor_sets_cpus', '')):
+    if text(variables.get('processor_sets', {}).get('processor_sets_cpus') or ''):
         roles.append('processor_sets')
     return roles
 

@@ -30,6 +30,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.plans.kernel_params 
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.mounts.plan import MountOptions
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.processor_set.plan import ProcessorSet
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.resource_limits import ResourceLimits
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.revert import Revert
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import InputError, Result
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.sysfs_attr import SysfsAttributes
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.base import Plan
@@ -90,13 +91,24 @@ def _build(call, ctx):
     return PLANS[call.kind](dict((key, value) for key, value in call.kwargs.items() if value is not None), ctx)
 
 
+def _role_part():
+    """A role's part of the result; its settings are indexes into the result's settings."""
+    return {'changed': False, 'settings': [], 'restart_required': False, 'reboot_required': False}
+
+
 class HostState(Plan):
     """One host's desired state, checked or applied in one process."""
 
     def __init__(self, roles, inputs, check_mode=False, runner=None, bin_path=None, db_runner=None,
-                 facts_reader=None):
+                 facts_reader=None, state='present'):
         if not isinstance(inputs, dict):
             raise InputError('inputs must be a dict of role: {variable: value}')
+        if state not in ('present', 'revert'):
+            raise InputError('state must be present or revert, got %r' % (state,))
+        self.reverting = state == 'revert'
+        # a revert keeps no baseline of what it changes (engine/baseline.py)
+        self.captures_baseline = not self.reverting
+        self.revert_plan = None
         self.inputs = inputs
         self.roles = list(roles) if roles else default_roles(inputs)
         self.ctx = Context(check_mode, runner, bin_path, db_runner)
@@ -104,6 +116,8 @@ class HostState(Plan):
         self.facts_reader = facts_reader or (lambda root, subsets: host_facts.gather(root, subsets, runner=runner))
         self.state = None
         self.ran = []
+        self._views = {}
+        self._owners = []
 
     def lock_roots(self):
         """The roots this run manages, each locked for the run (engine/lock.py): every role's ``<role>_root``."""
@@ -149,6 +163,11 @@ class HostState(Plan):
         return ran
 
     def run(self, module=None):
+        if self.reverting:
+            # every root the roles manage, back to its baseline; the roles' other variables play no part
+            self.revert_plan = Revert(self.lock_roots(), check_mode=self.check_mode, runner=self.ctx.runner,
+                                      bin_path=self.ctx.bin_path)
+            return self.revert_plan.run(module)
         facts = self.read_facts()
         self.state = compile_state(self.roles, self.inputs, facts)
         if self.check_mode:
@@ -161,18 +180,18 @@ class HostState(Plan):
     def combine(self, facts):
         result = Result(self.check_mode)
         owners = []
-        per_role = dict((role, {'changed': False, 'settings': [], 'restart_required': False,
-                                'reboot_required': False}) for role in ROLES if role in self.roles)
+        per_role = dict((role, _role_part()) for role in ROLES if role in self.roles)
+        self._views = dict((role, {}) for role in per_role)
         plans = []
         for call, dummy, part in self.ran:
-            role = per_role.setdefault(call.owner, {'changed': False, 'settings': [], 'restart_required': False,
-                                                    'reboot_required': False})
+            role = per_role.setdefault(call.owner, _role_part())
+            view = self._views.setdefault(call.owner, {})
+            indexes = []
             for setting in part.settings:
+                indexes.append(len(result.settings))
                 result.add(setting)
                 owners.append((call.owner, call.kind))
-                record = setting.as_dict()
-                record.update(owner=call.owner, kind=call.kind)
-                role['settings'].append(record)
+            role['settings'].extend(indexes)
             result.diffs.extend(part.diffs)
             result.warnings.extend(part.warnings)
             if part.changed:
@@ -184,7 +203,8 @@ class HostState(Plan):
             result.reboot_required = result.reboot_required or part.reboot_required
             for key, value in part.extra.items():
                 role.setdefault(key, value)
-            self._add_part(role, call, part)
+                view.setdefault(key, value)
+            self._add_part(role, view, call, part, indexes)
             plans.append({'kind': call.kind, 'owner': call.owner, 'label': call.label, 'changed': part.changed,
                           'restart_required': part.restart_required, 'settings': len(part.settings)})
         self._owners = owners
@@ -194,6 +214,7 @@ class HostState(Plan):
                                        'checked nothing' % (role, NOTHING_ASKED.get(role, 'no input')))
         if self.state.sizing is not None and 'shared_memory' in per_role:
             per_role['shared_memory']['sizing'] = self.state.sizing
+            self._views['shared_memory']['sizing'] = self.state.sizing
         result.extra['roles'] = per_role
         result.extra['plans'] = plans
         result.extra['desired_state'] = self.state.as_list()
@@ -203,20 +224,25 @@ class HostState(Plan):
         return result
 
     @staticmethod
-    def _add_part(role, call, part):
-        """A role's part keeps each plan's own result under its module's name (hugepages, resource_limits...);
-        a second plan of a kind (kernel_params_absent) under the kind's label; every database in databases."""
+    def _add_part(role, view, call, part, indexes):
+        """Each plan's own result under its module's name (hugepages, resource_limits...); a second plan of a
+        kind (kernel_params_absent) under the kind's label; every database in databases. In the role's part
+        of ``roles`` a plan's records are their indexes in the result's settings, and its diff is only the
+        result's; VIEW keeps the plan's whole result, records and diff, for a call of one role."""
         own = part.as_dict()
         own.pop('warnings', None)
         key = PART_KEYS[call.kind]
         if call.kind == 'db_parameter':
-            role.setdefault('databases', []).append({
-                'engine': call.kwargs.get('engine'), 'path': call.kwargs.get('path'), 'label': call.label,
-                'changed': part.changed, 'restart_required': part.restart_required, 'settings': own['settings']})
-        elif key in role:
-            role[call.label.replace(' ', '_')] = own
-        else:
-            role[key] = own
+            for target, settings in ((role, indexes), (view, own['settings'])):
+                target.setdefault('databases', []).append({
+                    'engine': call.kwargs.get('engine'), 'path': call.kwargs.get('path'), 'label': call.label,
+                    'changed': part.changed, 'restart_required': part.restart_required, 'settings': settings})
+            return
+        if key in role:
+            key = call.label.replace(' ', '_')
+        role[key] = dict((name, value) for name, value in own.items() if name != 'diff')
+        role[key]['settings'] = indexes
+        view[key] = own
 
     def _restarts(self):
         wanted = []
@@ -231,11 +257,19 @@ class HostState(Plan):
     def output(self, result):
         """The module result: the contract's keys, each record with its owner role and kind."""
         output = result.as_dict()
+        if self.reverting:
+            for record in output['settings']:
+                record.update(owner=None, kind='revert')
+            output.update(roles={}, restart_services=[], desired_state=[], facts={},
+                          plans=[{'kind': 'revert', 'owner': None, 'label': 'revert', 'changed': result.changed,
+                                  'restart_required': result.restart_required, 'settings': len(result.settings)}])
+            return output
         for record, (owner, kind) in zip(output['settings'], self._owners):
             record.update(owner=owner, kind=kind)
         if len(self.roles) == 1:
-            # one role: its plans' own extras (mems, mounts, udev...) where the role used to find them
-            for key, value in output['roles'].get(self.roles[0], {}).items():
+            # one role: its plans' own results and extras (mems, mounts, udev...) where the role used to find
+            # them, records and diffs in full
+            for key, value in self._views.get(self.roles[0], {}).items():
                 output.setdefault(key, value)
         return output
 
@@ -244,6 +278,9 @@ class HostState(Plan):
         return []
 
     def extra_problems(self, result):
+        if self.revert_plan is not None:
+            message = self.revert_plan.failure_message(result)
+            return [message] if message else []
         problems = []
         for call, plan, part in self.ran:
             message = plan.failure_message(part)

@@ -81,6 +81,7 @@ def test_a_drifted_host_fails_with_a_short_summary(tmp_path):
     assert 'kernel.shmmni - drift: desired 8192, live 4096' in fatal[0]
     assert 'vm.swappiness - drift: desired 10, live 60' in fatal[0]
     assert '"settings"' not in done.stdout   # no record dumped on the terminal
+    assert 'TASK [Fail on drift]' in done.stdout
     # The report: the host drifted (the gate is not a failure), every record kept.
     assert report['hosts']['db1']['state'] == 'drift' and report['hosts']['db1']['errors'] == []
     assert len(report['hosts']['db1']['settings']) == 3
@@ -90,3 +91,6 @@ def test_report_only_passes_with_the_same_records(tmp_path):
     done, report = drift(tmp_path, '-e', 'dbhost_drift_report_only=true')
     assert done.returncode == 0, done.stdout + done.stderr
     assert report['hosts']['db1']['state'] == 'drift' and len(report['hosts']['db1']['settings']) == 3
+    # The host ends before the gate (meta end_host, in the main process): no gate task runs at all.
+    assert 'TASK [End a report-only run here (no gate)]' in done.stdout
+    assert 'TASK [Fail on drift]' not in done.stdout

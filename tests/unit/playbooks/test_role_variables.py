@@ -22,6 +22,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import
 from ansible_collections.dbhost.tuning.plugins.module_utils.state import desired
 from ansible_collections.dbhost.tuning.tests.unit.helpers import ansible_env, ansible_program, digest
 from ansible_collections.dbhost.tuning.tests.unit.plugins.modules import fake_host
+from ansible_collections.dbhost.tuning.tests.unit.helpers import with_defaults
 
 CHECKOUT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..'))
 
@@ -84,8 +85,8 @@ def test_a_shared_memory_sizing_error_names_the_variable_once():
                                            'hugepage_default_bytes': 2097152},
              'hugepages': {2097152: {'total': 0}}, 'mounts': []}
     with pytest.raises(InputError) as error:
-        desired.compile_state(['shared_memory'], {'shared_memory': {
-            'shared_memory_size': '48G', 'shared_memory_user': 'root', 'shared_memory_group': 'root'}}, facts)
+        desired.compile_state(['shared_memory'], with_defaults({'shared_memory': {
+            'shared_memory_size': '48G', 'shared_memory_user': 'root', 'shared_memory_group': 'root'}}), facts)
     message = str(error.value)
     assert message.startswith('shared_memory_size: 48G is not less than the physical memory')
     assert 'shared_memory: shared_memory' not in message

@@ -17,7 +17,7 @@ __metaclass__ = type
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import compare
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
 from ansible_collections.dbhost.tuning.plugins.module_utils.sizing.profiles import READ_AHEAD_RULES
-from ansible_collections.dbhost.tuning.plugins.module_utils.state.compile.common import Call, flag, root_of, text, to_flag
+from ansible_collections.dbhost.tuning.plugins.module_utils.state.compile.common import Call, flag, root_of, text, to_flag, role_var
 
 
 SELECTOR_KEYS = ('name', 'wwn', 'serial', 'model', 'vendor', 'mount', 'rotational', 'slaves', 'allow_empty')
@@ -27,8 +27,10 @@ def read_ahead_rule(v):
     """(read_ahead_kb, comparison, source) of the workload: its rule from sizing/profiles.py
     READ_AHEAD_RULES (dss: at least, a larger read-ahead is kept; oltp: at most), unless the
     value is written with a mark (``=4096`` exact, ``>=``, ``<=``)."""
-    workload = v.get('block_queue_workload', 'oltp')
-    read_ahead = v.get('block_queue_read_ahead_kb') or {'oltp': 128, 'dss': 4096}
+    workload = role_var(v, 'block_queue_workload')
+    read_ahead = role_var(v, 'block_queue_read_ahead_kb')
+    if not isinstance(read_ahead, dict):
+        raise InputError('block_queue_read_ahead_kb must be a dict of workload: read_ahead_kb, got %r' % (read_ahead,))
     if workload not in read_ahead:
         raise InputError('block_queue_workload: %r is not one of %s' % (workload, ', '.join(sorted(read_ahead))))
     try:
@@ -50,13 +52,13 @@ def block_queue_devices(v):
     kind of device, each with its scheduler (the module does not count a kind that finds no
     device as an empty selection).  ``defaults: false`` takes the item's attributes only.
     """
-    workload = v.get('block_queue_workload', 'oltp')
+    workload = role_var(v, 'block_queue_workload')
     read_ahead_kb, dummy = read_ahead_rule(v)
-    common = {'rq_affinity': v.get('block_queue_rq_affinity', 1), 'read_ahead_kb': read_ahead_kb}
-    schedulers = {False: v.get('block_queue_scheduler_nonrotational', 'none'),
-                  True: v.get('block_queue_scheduler_rotational', 'mq-deadline')}
+    common = {'rq_affinity': role_var(v, 'block_queue_rq_affinity'), 'read_ahead_kb': read_ahead_kb}
+    schedulers = {False: role_var(v, 'block_queue_scheduler_nonrotational'),
+                  True: role_var(v, 'block_queue_scheduler_rotational')}
     out = []
-    for index, item in enumerate(v.get('block_queue_devices') or []):
+    for index, item in enumerate(role_var(v, 'block_queue_devices') or []):
         if not isinstance(item, dict):
             raise InputError('block_queue_devices[%d] must be a dict' % index)
         item = _item_flags(item, index)
@@ -102,7 +104,7 @@ def compile_block_queue(state, v, facts):
         return
     dummy, (rule, rule_source) = read_ahead_rule(v)
     # an item's own read_ahead_kb is the user's value: exact, for every device then
-    own = any('read_ahead_kb' in (item.get('attributes') or {}) for item in v.get('block_queue_devices') or []
+    own = any('read_ahead_kb' in (item.get('attributes') or {}) for item in role_var(v, 'block_queue_devices') or []
               if isinstance(item, dict))
     comparisons = {} if own or rule == compare.EXACT else {'read_ahead_kb': rule}
     for index, device in enumerate(devices):
@@ -116,7 +118,7 @@ def compile_block_queue(state, v, facts):
                       'block_queue_devices[%d] and the role defaults (rq_affinity: Linux block queue documentation)'
                       % index)
     state.calls.append(Call('block_queue', role, dict(
-        devices=devices, apply=flag(v, 'block_queue_apply', True), persist=flag(v, 'block_queue_persist', True),
-        file=v.get('block_queue_rules_file') or None, allow_empty=flag(v, 'block_queue_allow_empty', False),
-        reload=flag(v, 'block_queue_reload', True), trigger=flag(v, 'block_queue_trigger', False),
-        backup=flag(v, 'block_queue_backup', False), root=root_of(v, 'block_queue_root'), comparisons=comparisons)))
+        devices=devices, apply=flag(v, 'block_queue_apply'), persist=flag(v, 'block_queue_persist'),
+        file=role_var(v, 'block_queue_rules_file') or None, allow_empty=flag(v, 'block_queue_allow_empty'),
+        reload=flag(v, 'block_queue_reload'), trigger=flag(v, 'block_queue_trigger'),
+        backup=flag(v, 'block_queue_backup'), root=root_of(v, 'block_queue_root'), comparisons=comparisons)))

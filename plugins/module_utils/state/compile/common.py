@@ -65,22 +65,31 @@ def to_flag(value, name):
     raise InputError('%s: %r is not a boolean (true/false, yes/no, on/off, 1/0)' % (name, value))
 
 
-def flag(variables, name, default):
-    """The role variable ``name`` as a bool (Ansible's rules, see to_flag); ``default`` when unset or null."""
-    value = variables.get(name)
-    if value is None:
-        return default
-    return to_flag(value, name)
+def role_var(variables, name):
+    """The role variable ``name``, which has a default in its role's defaults/main.yml.
+
+    That file is the one place a default is written: host_state's action plugin sends every
+    role variable that has one, with the host's value where it sets one. A missing name means
+    the module was called without the action plugin and with incomplete ``inputs``: it is
+    refused, never given a second, possibly different, default here.
+    """
+    if name not in variables:
+        raise InputError('%s: not given; host_state takes every variable of a role, with its default from the '
+                         "role's defaults/main.yml, through its action plugin" % name)
+    return variables[name]
+
+
+def flag(variables, name):
+    """The role variable ``name`` as a bool (Ansible's rules, see to_flag)."""
+    return to_flag(role_var(variables, name), name)
 
 
 def root_of(variables, name):
-    """The role's root variable ``name`` (default /), refused unless an absolute path.
+    """The role's root variable ``name``, refused unless an absolute path.
 
     An empty string is refused, not read as /: it is what an unset variable gives.
     """
-    root = variables.get(name)
-    if root is None:
-        return '/'
+    root = role_var(variables, name)
     if not isinstance(root, str) or not root.startswith('/'):
         raise InputError('%s: %r is not an absolute path' % (name, root))
     return root

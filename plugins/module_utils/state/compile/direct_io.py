@@ -15,19 +15,19 @@ __metaclass__ = type
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import compare
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
-from ansible_collections.dbhost.tuning.plugins.module_utils.state.compile.common import Call, flag, root_of, text, to_flag
+from ansible_collections.dbhost.tuning.plugins.module_utils.state.compile.common import Call, flag, root_of, text, to_flag, role_var
 
 
 def compile_direct_io(state, v, facts):
     role = 'direct_io'
     root = root_of(v, 'direct_io_root')
-    backup = flag(v, 'direct_io_backup', False)
-    fstype_options = v.get('direct_io_fstype_options') or {}
+    backup = flag(v, 'direct_io_backup')
+    fstype_options = role_var(v, 'direct_io_fstype_options') or {}
     mounted = {}
     for entry in facts.get('mounts') or []:
         mounted[entry.get('mount_point')] = entry.get('fstype')
     mounts, not_applicable, unknown = [], [], []
-    for index, mount in enumerate(v.get('direct_io_mounts') or []):
+    for index, mount in enumerate(role_var(v, 'direct_io_mounts') or []):
         if not isinstance(mount, dict) or not mount.get('path'):
             raise InputError('direct_io_mounts[%d] must be a dict with a path' % index)
         path = mount['path'].rstrip('/') or '/'
@@ -51,11 +51,11 @@ def compile_direct_io(state, v, facts):
         state.messages.extend('%s: no direct I/O mount option for this file system type; nothing changed' % p
                               for p in not_applicable)
     if mounts:
-        state.calls.append(Call('mounts', role, dict(mounts=mounts, remount=flag(v, 'direct_io_remount', True),
-                                                     file=v.get('direct_io_fstab') or None, root=root, backup=backup)))
-    engine_params = v.get('direct_io_engine_params') or {}
-    restart = flag(v, 'direct_io_restart', False)
-    for index, db in enumerate(v.get('direct_io_databases') or []):
+        state.calls.append(Call('mounts', role, dict(mounts=mounts, remount=flag(v, 'direct_io_remount'),
+                                                     file=role_var(v, 'direct_io_fstab') or None, root=root, backup=backup)))
+    engine_params = role_var(v, 'direct_io_engine_params') or {}
+    restart = flag(v, 'direct_io_restart')
+    for index, db in enumerate(role_var(v, 'direct_io_databases') or []):
         if not isinstance(db, dict) or db.get('engine') not in ('oracle', 'postgresql', 'mysql'):
             raise InputError('direct_io_databases[%d].engine must be oracle, postgresql or mysql' % index)
         params = dict(engine_params.get(db['engine']) or {})

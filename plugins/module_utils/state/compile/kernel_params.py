@@ -22,7 +22,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import sysctl
 from ansible_collections.dbhost.tuning.plugins.module_utils.sizing.profiles import (
     PROFILE_NAMES, kernel_profile, profile_comparison, user_comparison)
-from ansible_collections.dbhost.tuning.plugins.module_utils.state.compile.common import Call, flag, root_of, text
+from ansible_collections.dbhost.tuning.plugins.module_utils.state.compile.common import Call, flag, root_of, text, role_var
 
 ROLE = 'kernel_params'
 
@@ -30,19 +30,19 @@ ROLE = 'kernel_params'
 def compile_kernel_params(state, v, facts):
     """Add the kernel_params role's records and calls to ``state``."""
     system = facts.get('system', 'Linux')
-    profile_name = v.get('kernel_params_profile', 'oracle')
+    profile_name = role_var(v, 'kernel_params_profile')
     if profile_name not in PROFILE_NAMES:
         raise InputError('kernel_params_profile: %r is not one of %s' % (profile_name, ', '.join(PROFILE_NAMES)))
-    mode = v.get('kernel_params_mode', 'minimum')
+    mode = role_var(v, 'kernel_params_mode')
     if mode not in compare.COMPARISONS:
         raise InputError('kernel_params_mode: %r is not one of %s' % (mode, ', '.join(compare.COMPARISONS)))
-    settings = v.get('kernel_params_settings') or {}
+    settings = role_var(v, 'kernel_params_settings') or {}
     if not isinstance(settings, dict):
         raise InputError('kernel_params_settings must be a dict of name: value')
     wanted = {}
     for key, (value, rule, source) in kernel_profile(profile_name, system).items():
         wanted[key] = (value, profile_comparison(key, rule, mode), '%s (profile %s)' % (source, profile_name))
-    asked = _asked_comparisons(v.get('kernel_params_comparisons') or {}, system)
+    asked = _asked_comparisons(role_var(v, 'kernel_params_comparisons') or {}, system)
     for name, value in settings.items():
         key = _canonical(name, system, 'kernel_params_settings')
         if value is None:
@@ -55,12 +55,12 @@ def compile_kernel_params(state, v, facts):
     for key in sorted(wanted):
         value, how, source = wanted[key]
         state.add('sysctl', key, value, how, ROLE, source)
-    absent = v.get('kernel_params_absent') or []
-    common = dict(file=v.get('kernel_params_file') or None, root=root_of(v, 'kernel_params_root'),
-                  backup=flag(v, 'kernel_params_backup', False))
+    absent = role_var(v, 'kernel_params_absent') or []
+    common = dict(file=role_var(v, 'kernel_params_file') or None, root=root_of(v, 'kernel_params_root'),
+                  backup=flag(v, 'kernel_params_backup'))
     state.calls.append(Call('sysctl', ROLE, dict(
-        common, apply=flag(v, 'kernel_params_apply', True), persist=flag(v, 'kernel_params_persist', True),
-        fail_on_shadowed=flag(v, 'kernel_params_fail_on_shadowed', True), mode=mode)))
+        common, apply=flag(v, 'kernel_params_apply'), persist=flag(v, 'kernel_params_persist'),
+        fail_on_shadowed=flag(v, 'kernel_params_fail_on_shadowed'), mode=mode)))
     if absent:
         state.calls.append(Call('sysctl', ROLE, dict(common, params=list(absent), state='absent'), label='sysctl absent'))
 

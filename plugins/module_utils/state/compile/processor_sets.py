@@ -16,33 +16,33 @@ __metaclass__ = type
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import compare
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import numa
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
-from ansible_collections.dbhost.tuning.plugins.module_utils.state.compile.common import Call, flag, root_of, text
+from ansible_collections.dbhost.tuning.plugins.module_utils.state.compile.common import Call, flag, root_of, text, role_var
 
 
 def compile_processor_sets(state, v, facts):
     role = 'processor_sets'
-    present = v.get('processor_sets_state', 'present') == 'present'
-    cpus = v.get('processor_sets_cpus', '')
-    service = v.get('processor_sets_service') or ''
-    processes = v.get('processor_sets_processes') or []
-    project = v.get('processor_sets_project') or ''
+    present = role_var(v, 'processor_sets_state') == 'present'
+    cpus = role_var(v, 'processor_sets_cpus')
+    service = role_var(v, 'processor_sets_service') or ''
+    processes = role_var(v, 'processor_sets_processes') or []
+    project = role_var(v, 'processor_sets_project') or ''
     if present and (text(cpus) == '' or not (service or processes or project)):
         raise InputError('processor_sets_cpus must name the CPUs (a CPU list or node:N), and at least one of '
                          'processor_sets_service, processor_sets_processes or processor_sets_project what to bind')
-    mems = v.get('processor_sets_mems')
-    args = {'name': v.get('processor_sets_name', 'db'), 'state': v.get('processor_sets_state', 'present'),
+    mems = role_var(v, 'processor_sets_mems')
+    args = {'name': role_var(v, 'processor_sets_name'), 'state': role_var(v, 'processor_sets_state'),
             'cpus': cpus if text(cpus) else None, 'mems': mems if mems not in (None, '', []) else None,
-            'exclusive': flag(v, 'processor_sets_exclusive', False), 'service': service or None,
-            'service_mode': v.get('processor_sets_service_mode', 'auto'),
+            'exclusive': flag(v, 'processor_sets_exclusive'), 'service': service or None,
+            'service_mode': role_var(v, 'processor_sets_service_mode'),
             'processes': [dict((k, val) for k, val in p.items() if val is not None) for p in processes],
-            'project': project or None, 'persist': flag(v, 'processor_sets_persist', True),
-            'root': root_of(v, 'processor_sets_root'), 'backup': flag(v, 'processor_sets_backup', False)}
+            'project': project or None, 'persist': flag(v, 'processor_sets_persist'),
+            'root': root_of(v, 'processor_sets_root'), 'backup': flag(v, 'processor_sets_backup')}
     state.add('processor_set', args['name'], text(cpus), compare.EXACT, role, 'processor_sets_cpus')
     state.calls.append(Call('processor_set', role, args))
-    if present and service and flag(v, 'processor_sets_restart_service', False):
+    if present and service and flag(v, 'processor_sets_restart_service'):
         state.restart_services.append({'owner': role, 'service': service, 'when': 'processor_set'})
     node = None
-    if present and flag(v, 'processor_sets_shared_memory', False):
+    if present and flag(v, 'processor_sets_shared_memory'):
         node = _single_node(mems, cpus, facts.get('numa'))
         if node is None:
             raise InputError('processor_sets_shared_memory puts the huge pages on one node, but the set\'s memory is '

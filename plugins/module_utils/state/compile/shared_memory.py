@@ -20,9 +20,10 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.engine import compar
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
 from ansible_collections.dbhost.tuning.plugins.module_utils.sizing.profiles import ENGINE_USERS
 from ansible_collections.dbhost.tuning.plugins.module_utils.sizing.shm import (
-    ENGINES, SHARED_MEMORY_CAP, shm_settings_from_facts)
+    ENGINES, shm_settings_from_facts)
 from ansible_collections.dbhost.tuning.plugins.module_utils.sizing.units import SizingError
-from ansible_collections.dbhost.tuning.plugins.module_utils.state.compile.common import Call, flag, group_gid, passwd_entry, root_of
+from ansible_collections.dbhost.tuning.plugins.module_utils.state.compile.common import (
+    Call, flag, group_gid, passwd_entry, root_of, role_var)
 
 ROLE = 'shared_memory'
 
@@ -43,7 +44,8 @@ SOURCES = {
 }
 SYSCTL_HEADER = ('# Managed by dbhost.tuning.shared_memory (sized by sizing/shm.py); local edits to these '
                  'keys are overwritten.')
-SYSCTL_FILES = {'Linux': '/etc/sysctl.d/90-dbhost-tuning-shm.conf', 'FreeBSD': '/etc/sysctl.conf', 'SunOS': '/etc/system'}
+# Where the shm keys go off Linux (on Linux: shared_memory_sysctl_file).
+SYSCTL_FILES = {'FreeBSD': '/etc/sysctl.conf', 'SunOS': '/etc/system'}
 
 
 def compile_shared_memory(state, v, facts, numa_node=None):
@@ -51,17 +53,17 @@ def compile_shared_memory(state, v, facts, numa_node=None):
     system = facts.get('system', 'Linux')
     if system not in ('Linux', 'FreeBSD', 'SunOS'):
         raise InputError('dbhost.tuning.shared_memory supports Linux, FreeBSD and SunOS; this host is %s' % system)
-    engine = v.get('shared_memory_engine', 'oracle')
+    engine = role_var(v, 'shared_memory_engine')
     if engine not in ENGINES:
         raise InputError('shared_memory_engine: %r is not one of %s' % (engine, ', '.join(ENGINES)))
     shared_memory_size = v.get('shared_memory_size')
     if shared_memory_size in (None, ''):
         raise InputError('shared_memory_size must be set: the database\'s shared memory (48G, 40%...)')
     root = root_of(v, 'shared_memory_root')
-    use_hugepages = flag(v, 'shared_memory_hugepages', True)
+    use_hugepages = flag(v, 'shared_memory_hugepages')
     user, gid = _account(v, system, engine, root, use_hugepages)
     comparison = _comparison(v, 'shared_memory_comparison')
-    keep_higher = flag(v, 'shared_memory_keep_higher', False)
+    keep_higher = flag(v, 'shared_memory_keep_higher')
     if keep_higher and comparison == compare.EXACT:
         # keep_higher (older inventories) never lowers a larger value: that is the minimum rule
         comparison = compare.MINIMUM
@@ -71,21 +73,21 @@ def compile_shared_memory(state, v, facts, numa_node=None):
                          'shared_memory_keep_higher: true asks never to lower what the host has; they contradict '
                          'each other: drop one (minimum keeps a larger pool)')
     if numa_node is None:
-        numa_node = v.get('shared_memory_numa_node')
+        numa_node = role_var(v, 'shared_memory_numa_node')
     try:
         shm_settings = shm_settings_from_facts(
             facts, engine, shared_memory_size, group_gid=gid,
-            hugepage_size=v.get('shared_memory_hugepage_size') or None,
-            hugepages_cap=v.get('shared_memory_hugepages_cap', '70%'),
-            hugepages_margin=v.get('shared_memory_hugepages_margin', '1%'),
+            hugepage_size=role_var(v, 'shared_memory_hugepage_size') or None,
+            hugepages_cap=role_var(v, 'shared_memory_hugepages_cap'),
+            hugepages_margin=role_var(v, 'shared_memory_hugepages_margin'),
             use_hugepages=use_hugepages, numa_node=numa_node,
-            etc_system=flag(v, 'shared_memory_etc_system', False),
-            shared_memory_cap=v.get('shared_memory_cap', SHARED_MEMORY_CAP))
+            etc_system=flag(v, 'shared_memory_etc_system'),
+            shared_memory_cap=role_var(v, 'shared_memory_cap'))
     except SizingError as exc:
         raise InputError(_as_variables(str(exc)))
     sources = SOURCES[engine]
-    common = dict(root=root, backup=flag(v, 'shared_memory_backup', False),
-                  fail_on_shadowed=flag(v, 'shared_memory_fail_on_shadowed', True))
+    common = dict(root=root, backup=flag(v, 'shared_memory_backup'),
+                  fail_on_shadowed=flag(v, 'shared_memory_fail_on_shadowed'))
     _kernel_params(state, v, system, shm_settings, comparison, sources, common)
     if system == 'Linux':
         _hugepages(state, v, shm_settings, hugepages_comparison, sources, common)
@@ -121,8 +123,8 @@ def _account(v, system, engine, root, use_hugepages=True):
     names that group: vm.hugetlb_shm_group 0 lets no unprivileged user create huge page
     shared memory, so it is taken only when asked for by name.
     """
-    user = v.get('shared_memory_user') or ENGINE_USERS[engine]
-    group = v.get('shared_memory_group') or ''
+    user = role_var(v, 'shared_memory_user') or ENGINE_USERS[engine]
+    group = role_var(v, 'shared_memory_group') or ''
     gid = None
     if system != 'FreeBSD':
         entry = passwd_entry(root, user)
@@ -143,7 +145,7 @@ def _account(v, system, engine, root, use_hugepages=True):
 
 
 def _comparison(v, name):
-    comparison = v.get(name, compare.MINIMUM)
+    comparison = role_var(v, name)
     if comparison not in (compare.MINIMUM, compare.EXACT):
         raise InputError('%s: %r is not one of minimum, exact' % (name, comparison))
     return comparison
@@ -156,9 +158,12 @@ def _kernel_params(state, v, system, shm_settings, comparison, sources, common):
         exact = key in ('vm.hugetlb_shm_group', 'kern.ipc.shm_use_phys') or system == 'SunOS'
         state.add('sysctl', key, str(params[key]), compare.EXACT if exact else comparison, ROLE,
                   '%s: %s' % (sources['shm'], shm_settings['explain'].get(key, '')))
-    sysctl_file = SYSCTL_FILES[system]
     if system == 'Linux':
-        sysctl_file = v.get('shared_memory_sysctl_file') or sysctl_file
+        sysctl_file = role_var(v, 'shared_memory_sysctl_file')
+        if not sysctl_file:
+            raise InputError('shared_memory_sysctl_file: empty; name the sysctl.d file for the kernel.shm* keys')
+    else:
+        sysctl_file = SYSCTL_FILES[system]
     if params:
         state.calls.append(Call('sysctl', ROLE, dict(file=sysctl_file, root=common['root'], backup=common['backup'],
                                                      mode=compare.EXACT, fail_on_shadowed=common['fail_on_shadowed'],
@@ -176,7 +181,7 @@ def _hugepages(state, v, shm_settings, hugepages_comparison, sources, common):
                   namespace='sysctl:vm.nr_hugepages' if system_wide else None)
     if hugepages:
         state.calls.append(Call('hugepages', ROLE, dict(
-            pages=[dict(pool) for pool in hugepages], on_short=v.get('shared_memory_hugepages_on_short', 'fail'),
+            pages=[dict(pool) for pool in hugepages], on_short=role_var(v, 'shared_memory_hugepages_on_short'),
             root=common['root'], backup=common['backup'], comparison=hugepages_comparison,
             fail_on_shadowed=common['fail_on_shadowed'])))
 
@@ -192,12 +197,12 @@ def _memlock(state, v, shm_settings, user, comparison, sources, common):
                   '%s: %s' % (sources['memlock'], shm_settings['explain'].get('memlock', '')))
     kwargs = dict(limits_list=[{'domain': user, 'type': side, 'item': 'memlock', 'value': memlock_kb}
                                for side in ('soft', 'hard')],
-                  limits_file=v.get('shared_memory_limits_file') or None, comparison=comparison, **common)
-    service = v.get('shared_memory_service') or ''
+                  limits_file=role_var(v, 'shared_memory_limits_file') or None, comparison=comparison, **common)
+    service = role_var(v, 'shared_memory_service') or ''
     if service:
         kwargs.update(service=service, service_limits={'LimitMEMLOCK': limit_memlock})
         state.add('service_limits', '%s LimitMEMLOCK' % service, limit_memlock, comparison, ROLE, sources['memlock'])
-        if flag(v, 'shared_memory_service_restart', False):
+        if flag(v, 'shared_memory_service_restart'):
             state.restart_services.append({'owner': ROLE, 'service': service, 'when': 'limits'})
     state.calls.append(Call('limits', ROLE, kwargs))
 
@@ -207,22 +212,22 @@ def _thp(state, v, common):
     attributes = {}
     for name, var in (('kernel/mm/transparent_hugepage/enabled', 'shared_memory_transparent_hugepage'),
                       ('kernel/mm/transparent_hugepage/defrag', 'shared_memory_transparent_hugepage_defrag')):
-        value = v.get(var, 'never' if var.endswith('hugepage') else '')
-        if value:
-            attributes[name] = value
-            state.add('sysfs', name, value, compare.EXACT, ROLE, THP_SOURCE)
+        wanted = role_var(v, var)
+        if wanted:
+            attributes[name] = wanted
+            state.add('sysfs', name, wanted, compare.EXACT, ROLE, THP_SOURCE)
     if attributes:
         state.calls.append(Call('sysfs', ROLE, dict(
-            attributes=attributes, apply=flag(v, 'shared_memory_transparent_hugepage_apply', True),
-            tmpfiles_file=v.get('shared_memory_tmpfiles_file') or None, **common)))
+            attributes=attributes, apply=flag(v, 'shared_memory_transparent_hugepage_apply'),
+            tmpfiles_file=role_var(v, 'shared_memory_tmpfiles_file') or None, **common)))
 
 
 def _project(state, v, shm_settings, user, sources, common):
     """SunOS: shm_settings' project_attributes, one record each, in one project (a limits call)."""
-    project = v.get('shared_memory_project') or 'user.%s' % user
+    project = role_var(v, 'shared_memory_project') or 'user.%s' % user
     attributes = shm_settings['project_attributes']
     for name, value in sorted(attributes.items()):
         state.add('project', '%s %s' % (project, name), value, compare.EXACT, ROLE, sources['shm'])
     state.calls.append(Call('limits', ROLE, dict(projects=[{
-        'name': project, 'id': int(v.get('shared_memory_project_id', 100)), 'comment': 'dbhost.tuning shared memory',
+        'name': project, 'id': int(role_var(v, 'shared_memory_project_id')), 'comment': 'dbhost.tuning shared memory',
         'users': [user], 'attributes': attributes}], **common)))

@@ -66,3 +66,57 @@ def test_a_remembered_close_match_is_the_one_difflib_gives():
         assert action.closest(name, sorted(known)) == first
     assert action.closest('dbhost_role', known) == 'dbhost_roles'
     assert action.closest('oracle_home', known) is None
+
+
+def test_the_length_filter_never_changes_difflibs_answer():
+    # Every known name, misspelt in a few ways, and names of every length: the answer with the
+    # length filter is difflib's own over every known name.
+    import difflib
+    known = sorted(action.known_variables())
+    names = ['', 'x', 'dbhost', 'inventory_hostname', 'groups', 'omit', 'playbook_dir']
+    for name in known[::7]:
+        names += [name[:-1], name + 's', name[1:], name.replace('_', '', 1), name[:len(name) // 2]]
+    action._CLOSEST.clear()
+    for name in names:
+        expected = difflib.get_close_matches(name, known, n=1, cutoff=action.CLOSE_ENOUGH)
+        assert action.closest(name, known) == (expected[0] if expected else None), name
+
+
+def test_a_validator_used_again_answers_as_a_new_one():
+    # One ArgumentSpecValidator per role, made at import and reused for every host: its answer to
+    # each input is a fresh validator's, whatever it validated before.
+    from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+    inputs = [
+        ('kernel_params', {'kernel_params_profile': 'sybase'}),
+        ('kernel_params', {'kernel_params_apply': 'maybe', 'kernel_params_settings': {'vm.swappiness': 10}}),
+        ('kernel_params', {}),
+        ('block_queue', {'block_queue_devices': [{'name': 'sd*', 'scheduler': 'none'}]}),
+        ('block_queue', {'block_queue_devices': [{'nme': 'sd*'}]}),
+        ('direct_io', {'direct_io_mounts': [{'path': '/data', 'fstype': 'ext4'}]}),
+        ('direct_io', {'direct_io_mounts': 'not a list of dicts'}),
+        ('shared_memory', {'shared_memory_size': '40%', 'shared_memory_user': 'oracle'}),
+    ]
+    for role, values in inputs + inputs:
+        fresh = ArgumentSpecValidator(action.role_spec(role)).validate(dict(values))
+        assert action.spec_errors(role, values) == [
+            str(error) for error in fresh.errors
+            if not (str(error).startswith('missing required arguments:') and ' found in ' not in str(error))]
+    assert action._validator('kernel_params') is action._validator('kernel_params')
+
+
+def test_tagged_values_are_validated_as_plain_ones():
+    # What templating returns (str, int, list and dict subclasses carrying Ansible's tags) is
+    # checked as the plain value it is.
+    from ansible.module_utils._internal._datatag import AnsibleTagHelper
+    from ansible._internal._datatag._tags import Origin
+    origin = Origin(path='/inventory/hosts.yml', line_num=3)
+    tagged = AnsibleTagHelper.tag({'name': AnsibleTagHelper.tag('sd*', [origin]), 'nr_requests': 256}, [origin])
+    devices = AnsibleTagHelper.tag([tagged], [origin])
+    assert devices.__class__ is not list and tagged.__class__ is not dict
+    plain = action._plain({'block_queue_devices': devices, 'x': (1, 2.5, True, None)})
+    assert plain == {'block_queue_devices': [{'name': 'sd*', 'nr_requests': 256}], 'x': (1, 2.5, True, None)}
+    assert plain['block_queue_devices'].__class__ is list and plain['block_queue_devices'][0].__class__ is dict
+    assert plain['block_queue_devices'][0]['name'].__class__ is str
+    assert plain['x'][2].__class__ is bool
+    assert action.spec_errors('block_queue', {'block_queue_devices': devices}) == \
+        action.spec_errors('block_queue', {'block_queue_devices': [{'name': 'sd*', 'nr_requests': 256}]})

@@ -13,6 +13,7 @@ import pytest
 from ansible_collections.dbhost.tuning.plugins.module_utils.state import desired
 from ansible_collections.dbhost.tuning.plugins.module_utils.state.compile import block_queue
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import InputError
+from ansible_collections.dbhost.tuning.tests.unit.helpers import role_defaults, with_defaults
 
 GIB = 1024 ** 3
 HUGE_2M = 2 * 1024 * 1024
@@ -58,7 +59,7 @@ def by_key(state):
     ('mysql', 1024 * GIB, 211814, 512 * GIB, 'unlimited', 'mysql'),
 ])
 def test_compiled_state_per_engine(root, engine, ram, pages, shmmax, memlock, user):
-    state = desired.compile_state(['kernel_params', 'shared_memory'], inputs(root, engine), facts(ram))
+    state = desired.compile_state(['kernel_params', 'shared_memory'], with_defaults(inputs(root, engine)), facts(ram))
     records = by_key(state)
     assert records[('hugepages', 'vm.nr_hugepages')]['desired'] == pages
     assert records[('hugepages', 'vm.nr_hugepages')]['comparison'] == 'minimum'
@@ -89,8 +90,8 @@ def test_compiled_state_per_engine(root, engine, ram, pages, shmmax, memlock, us
 
 
 def test_two_minimums_merge_to_the_stricter_in_its_owners_file(root):
-    state = desired.compile_state(['kernel_params', 'shared_memory'], inputs(
-        root, 'oracle', kernel_params={'kernel_params_settings': {'kernel.shmmni': '>=32768'}}), facts(64 * GIB))
+    state = desired.compile_state(['kernel_params', 'shared_memory'], with_defaults(inputs(
+        root, 'oracle', kernel_params={'kernel_params_settings': {'kernel.shmmni': '>=32768'}})), facts(64 * GIB))
     record = by_key(state)[('sysctl', 'kernel.shmmni')]
     assert record['desired'] == '32768' and record['owner'] == 'kernel_params'
     assert 'stricter minimum wins' in record['source']
@@ -100,8 +101,8 @@ def test_two_minimums_merge_to_the_stricter_in_its_owners_file(root):
 
 
 def test_the_weaker_minimum_stays_with_the_first_owner(root):
-    state = desired.compile_state(['kernel_params', 'shared_memory'], inputs(
-        root, 'oracle', kernel_params={'kernel_params_settings': {'kernel.shmmni': '>= 100'}}), facts(64 * GIB))
+    state = desired.compile_state(['kernel_params', 'shared_memory'], with_defaults(inputs(
+        root, 'oracle', kernel_params={'kernel_params_settings': {'kernel.shmmni': '>= 100'}})), facts(64 * GIB))
     record = by_key(state)[('sysctl', 'kernel.shmmni')]
     assert record['desired'] == '4096' and record['owner'] == 'shared_memory'
     calls = dict((c.owner, c.kwargs) for c in state.calls if c.kind == 'sysctl')
@@ -109,8 +110,8 @@ def test_the_weaker_minimum_stays_with_the_first_owner(root):
 
 
 def test_a_users_exact_value_that_meets_the_other_roles_minimum_wins(root):
-    state = desired.compile_state(['kernel_params', 'shared_memory'], inputs(
-        root, 'oracle', kernel_params={'kernel_params_settings': {'kernel.shmmni': 32768}}), facts(64 * GIB))
+    state = desired.compile_state(['kernel_params', 'shared_memory'], with_defaults(inputs(
+        root, 'oracle', kernel_params={'kernel_params_settings': {'kernel.shmmni': 32768}})), facts(64 * GIB))
     record = by_key(state)[('sysctl', 'kernel.shmmni')]
     assert (record['desired'], record['comparison'], record['owner']) == ('32768', 'exact', 'kernel_params')
     assert 'the exact value meets the bound and wins' in record['source']
@@ -121,8 +122,8 @@ def test_a_users_exact_value_that_meets_the_other_roles_minimum_wins(root):
 
 def test_a_users_exact_value_below_the_other_roles_minimum_is_refused(root):
     with pytest.raises(InputError) as error:
-        desired.compile_state(['kernel_params', 'shared_memory'], inputs(
-            root, 'oracle', kernel_params={'kernel_params_settings': {'kernel.shmmni': 100}}), facts(64 * GIB))
+        desired.compile_state(['kernel_params', 'shared_memory'], with_defaults(inputs(
+            root, 'oracle', kernel_params={'kernel_params_settings': {'kernel.shmmni': 100}})), facts(64 * GIB))
     assert 'kernel_params wants 100 and shared_memory wants >= 4096' in str(error.value)
 
 
@@ -133,8 +134,8 @@ def test_a_users_exact_value_below_the_other_roles_minimum_is_refused(root):
     ('minimum', True, 'minimum'),
 ])
 def test_keep_higher_turns_exact_limits_into_minimums(root, comparison, keep_higher, expected):
-    state = desired.compile_state(['shared_memory'], inputs(root, 'oracle', shared_memory={
-        'shared_memory_comparison': comparison, 'shared_memory_keep_higher': keep_higher}), facts(64 * GIB))
+    state = desired.compile_state(['shared_memory'], with_defaults(inputs(root, 'oracle', shared_memory={
+        'shared_memory_comparison': comparison, 'shared_memory_keep_higher': keep_higher})), facts(64 * GIB))
     records = by_key(state)
     assert records[('sysctl', 'kernel.shmmax')]['comparison'] == expected
     assert records[('limits', 'oracle hard memlock')]['comparison'] == expected
@@ -145,22 +146,22 @@ def test_keep_higher_turns_exact_limits_into_minimums(root, comparison, keep_hig
 
 def test_two_different_exact_values_are_refused_naming_both_roles(root):
     with pytest.raises(InputError) as error:
-        desired.compile_state(['kernel_params', 'shared_memory'], inputs(
-            root, 'oracle', kernel_params={'kernel_params_settings': {'vm.hugetlb_shm_group': 1000}}), facts(64 * GIB))
+        desired.compile_state(['kernel_params', 'shared_memory'], with_defaults(inputs(
+            root, 'oracle', kernel_params={'kernel_params_settings': {'vm.hugetlb_shm_group': 1000}})), facts(64 * GIB))
     message = str(error.value)
     assert 'vm.hugetlb_shm_group' in message and 'kernel_params' in message and 'shared_memory' in message
 
 
 def test_a_pool_planned_as_a_sysctl_by_another_role_is_refused(root):
     with pytest.raises(InputError) as error:
-        desired.compile_state(['kernel_params', 'shared_memory'], inputs(
-            root, 'oracle', kernel_params={'kernel_params_settings': {'vm.nr_hugepages': 10}}), facts(64 * GIB))
+        desired.compile_state(['kernel_params', 'shared_memory'], with_defaults(inputs(
+            root, 'oracle', kernel_params={'kernel_params_settings': {'vm.nr_hugepages': 10}})), facts(64 * GIB))
     assert 'two kinds' in str(error.value) and 'vm.nr_hugepages' in str(error.value)
 
 
 def test_memlock_user_follows_the_engine_and_must_exist(root):
     with pytest.raises(InputError) as error:
-        desired.compile_state(['shared_memory'], inputs(root, 'oracle', shared_memory={'shared_memory_user': 'nobody'}),
+        desired.compile_state(['shared_memory'], with_defaults(inputs(root, 'oracle', shared_memory={'shared_memory_user': 'nobody'})),
                               facts(64 * GIB))
     assert 'shared_memory_user' in str(error.value) and 'nobody' in str(error.value)
 
@@ -174,14 +175,14 @@ def test_memlock_user_follows_the_engine_and_must_exist(root):
 ])
 def test_bad_role_variables_are_named(root, bad, name):
     with pytest.raises(InputError) as error:
-        desired.compile_state(['kernel_params', 'shared_memory'], inputs(root, 'oracle', **bad), facts(64 * GIB))
+        desired.compile_state(['kernel_params', 'shared_memory'], with_defaults(inputs(root, 'oracle', **bad)), facts(64 * GIB))
     assert name in str(error.value)
 
 
 def test_block_queue_devices_split_by_kind():
     entries = [{'name': ['sd*']}, {'name': 'nvme0n1', 'rotational': False},
                {'name': 'vdb', 'defaults': False, 'attributes': {'nr_requests': 64}}]
-    devices = block_queue.block_queue_devices({'block_queue_devices': entries})
+    devices = block_queue.block_queue_devices(dict(role_defaults('block_queue'), block_queue_devices=entries))
     assert devices == [
         {'name': ['sd*'], 'rotational': False, 'attributes': {'rq_affinity': 1, 'read_ahead_kb': 128, 'scheduler': 'none'}},
         {'name': ['sd*'], 'rotational': True,

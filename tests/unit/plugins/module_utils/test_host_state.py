@@ -10,6 +10,7 @@ import pytest
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.state.host_state import HostState
 from ansible_collections.dbhost.tuning.tests.unit.helpers import ULONG, digest, generous_oracle_host, put
+from ansible_collections.dbhost.tuning.tests.unit.helpers import with_defaults
 
 GIB = 1024 ** 3
 FACTS = {'system': 'Linux', 'memory': {'total_bytes': 64 * GIB, 'page_size': 4096, 'hugepage_default_bytes': 2097152},
@@ -33,7 +34,7 @@ def shared_memory_inputs(root, **extra):
 
 
 def run(root, roles, inputs, check_mode=False):
-    host = HostState(roles, inputs, check_mode=check_mode, facts_reader=lambda r, subsets: dict(FACTS))
+    host = HostState(roles, with_defaults(inputs), check_mode=check_mode, facts_reader=lambda r, subsets: dict(FACTS))
     result = host.run()
     return host, result, host.output(result)
 
@@ -51,10 +52,13 @@ def test_nothing_is_lowered_and_every_record_is_ok(generous_host):
     live = dict((s['name'], s['live']) for s in output['settings'])
     assert live['kernel.shmmax'] == ULONG and live['hugepages-2048kB'] == 30000
     assert set(s['owner'] for s in output['settings']) == {'shared_memory'}
-    # one role: its own extras are where the role's module used to put them, at the top too
+    # one role: its own extras are where the role's module used to put them, at the top too, with
+    # each plan's records in full (in roles, their indexes in settings)
     ours = output['roles']['shared_memory']
-    assert (output['sizing'], output['hugepages'], output['compacted']) == \
-        (ours['sizing'], ours['hugepages'], ours['compacted'])
+    assert (output['sizing'], output['compacted']) == (ours['sizing'], ours['compacted'])
+    assert output['hugepages']['settings'] == [_plan_record(output['settings'][index])
+                                               for index in ours['hugepages']['settings']]
+    assert dict(output['hugepages'], settings=None) == dict(ours['hugepages'], settings=None)
 
 
 def test_exact_is_there_for_those_who_want_the_pool_shrunk(generous_host):
@@ -131,3 +135,58 @@ def test_memlock_a_group_or_wildcard_grants_is_never_lowered(generous_host, path
     assert 'DefaultLimitMEMLOCK=infinity in /etc/systemd/system.conf.d/50-db.conf' in \
         records['oracle.service LimitMEMLOCK']['detail']
     assert output['changed'] is False and digest(generous_host) == before
+
+
+def _plan_record(record):
+    """A record as its plan returns it: without the owner and kind the whole result adds."""
+    return dict((key, value) for key, value in record.items() if key not in ('owner', 'kind'))
+
+
+def _settings_lists(part, path=()):
+    """(path, list) of every settings list under a role's part of roles."""
+    found = []
+    for key, value in part.items():
+        if key == 'settings':
+            found.append((path, value))
+        elif isinstance(value, dict):
+            found.extend(_settings_lists(value, path + (key,)))
+        elif key == 'databases':
+            for index, database in enumerate(value):
+                found.extend(_settings_lists(database, path + (key, index)))
+    return found
+
+
+def test_roles_name_each_record_by_its_index_and_repeat_none(generous_host):
+    put(generous_host, '/proc/sys/fs/aio-max-nr', '65536\n')
+    inputs = shared_memory_inputs(generous_host)
+    inputs['kernel_params'] = {'kernel_params_profile': 'mysql', 'kernel_params_root': generous_host}
+    host, result, output = run(generous_host, ['kernel_params', 'shared_memory'], inputs, check_mode=True)
+    records = output['settings']
+    roles = output['roles']
+    # a role's settings: the indexes of its own records, in order; together every record exactly once
+    for name, part in roles.items():
+        assert [records[index] for index in part['settings']] == [r for r in records if r['owner'] == name]
+    assert sorted(sum((part['settings'] for part in roles.values()), [])) == list(range(len(records)))
+    # a plan's part: the indexes of that plan's records, no record and no diff repeated
+    assert [records[i]['kind'] for i in roles['shared_memory']['hugepages']['settings']] == ['hugepages']
+    assert [records[i]['name'] for i in roles['kernel_params']['kernel_params']['settings']] == \
+        [r['name'] for r in records if r['owner'] == 'kernel_params']
+    for name, part in roles.items():
+        for path, values in _settings_lists(part):
+            assert all(isinstance(value, int) for value in values), (name, path, values)
+        assert not any('diff' in value for value in part.values() if isinstance(value, dict)), name
+    # the diff of the drifted kernel parameter is the result's, once
+    assert output['diff'] and len(output['diff']) == len(set(d['after_header'] for d in output['diff']))
+    assert 'diff' not in roles['kernel_params']['kernel_params']
+
+
+def test_a_call_of_one_role_keeps_its_plans_records_and_diff_at_the_top(generous_host):
+    put(generous_host, '/proc/sys/fs/aio-max-nr', '65536\n')
+    inputs = {'kernel_params': {'kernel_params_profile': 'mysql', 'kernel_params_root': generous_host}}
+    host, result, output = run(generous_host, ['kernel_params'], inputs, check_mode=True)
+    slim = output['roles']['kernel_params']['kernel_params']
+    full = output['kernel_params']
+    assert full['settings'] == [_plan_record(output['settings'][index]) for index in slim['settings']]
+    assert [record['name'] for record in full['settings'] if record['status'] == 'drift'] == ['fs.aio-max-nr']
+    assert full['diff'] == output['diff'] and full['changed'] is True
+    assert dict(full, settings=None, diff=None) == dict(slim, settings=None, diff=None)

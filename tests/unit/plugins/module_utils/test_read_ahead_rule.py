@@ -16,6 +16,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.state.compile import
 from ansible_collections.dbhost.tuning.plugins.module_utils.state.host_state import HostState
 from ansible_collections.dbhost.tuning.tests.unit.fixtures.block import fake_sysfs
 from ansible_collections.dbhost.tuning.tests.unit.helpers import digest, put
+from ansible_collections.dbhost.tuning.tests.unit.helpers import role_defaults, with_defaults
 
 pytestmark = pytest.mark.usefixtures('linux')
 
@@ -31,6 +32,9 @@ def tree(tmp_path, monkeypatch):
     return root
 
 
+BLOCK_QUEUE_DEFAULTS = role_defaults('block_queue')
+
+
 def sda_read_ahead(root):
     with open(os.path.join(root, os.path.realpath(os.path.join(root, READ_AHEAD)))) as handle:
         return handle.read().strip()
@@ -40,7 +44,7 @@ def run(root, check_mode=False, **variables):
     values = {'block_queue_root': root, 'block_queue_devices': [{'name': ['sda'], 'rotational': True}],
               'block_queue_reload': False}
     values.update(variables)
-    host = HostState(['block_queue'], {'block_queue': values}, check_mode=check_mode,
+    host = HostState(['block_queue'], with_defaults({'block_queue': values}), check_mode=check_mode,
                      facts_reader=lambda r, subsets: {'system': 'Linux'})
     result = host.run()
     output = host.output(result)
@@ -48,11 +52,11 @@ def run(root, check_mode=False, **variables):
 
 
 def test_rules_and_sources_per_workload():
-    assert block_queue.read_ahead_rule({'block_queue_workload': 'dss'})[1][0] == 'minimum'
-    assert block_queue.read_ahead_rule({'block_queue_workload': 'oltp'})[1][0] == 'maximum'
-    assert 'throughput-performance' in block_queue.read_ahead_rule({'block_queue_workload': 'dss'})[1][1]
-    assert block_queue.read_ahead_rule({'block_queue_workload': 'dss', 'block_queue_read_ahead_kb': {
-        'dss': '=4096'}}) == (4096, ('exact', 'block_queue_read_ahead_kb dss, as written'))
+    assert block_queue.read_ahead_rule(dict(BLOCK_QUEUE_DEFAULTS, **{'block_queue_workload': 'dss'}))[1][0] == 'minimum'
+    assert block_queue.read_ahead_rule(dict(BLOCK_QUEUE_DEFAULTS, **{'block_queue_workload': 'oltp'}))[1][0] == 'maximum'
+    assert 'throughput-performance' in block_queue.read_ahead_rule(dict(BLOCK_QUEUE_DEFAULTS, **{'block_queue_workload': 'dss'}))[1][1]
+    assert block_queue.read_ahead_rule(dict(BLOCK_QUEUE_DEFAULTS, **{'block_queue_workload': 'dss', 'block_queue_read_ahead_kb': {
+        'dss': '=4096'}})) == (4096, ('exact', 'block_queue_read_ahead_kb dss, as written'))
 
 
 def test_a_dss_hosts_larger_read_ahead_is_not_lowered(tree):

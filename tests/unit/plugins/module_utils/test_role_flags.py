@@ -20,6 +20,7 @@ import yaml
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import InputError
 from ansible_collections.dbhost.tuning.plugins.module_utils.state import desired
 from ansible_collections.dbhost.tuning.plugins.module_utils.state.compile.common import flag, to_flag
+from ansible_collections.dbhost.tuning.tests.unit.helpers import with_defaults
 
 CHECKOUT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..', '..'))
 GIB = 1024 ** 3
@@ -86,7 +87,7 @@ def with_value(inputs, role, path, value):
 
 def compiled(root, role, path, value):
     """The whole compiled state (records, calls with their arguments, restarts) as comparable text."""
-    state = desired.compile_state(list(desired.ROLES), with_value(base_inputs(root), role, path, value), dict(FACTS))
+    state = desired.compile_state(list(desired.ROLES), with_defaults(with_value(base_inputs(root), role, path, value)), dict(FACTS))
     calls = [(call.kind, call.owner, call.label, sorted(call.kwargs.items())) for call in state.calls]
     return repr((state.as_list(), calls, state.restart_services, state.sizing))
 
@@ -124,15 +125,19 @@ def test_to_flag_refuses_what_ansible_refuses(value):
     assert 'kernel_params_apply' in str(error.value)
 
 
-def test_unset_or_null_takes_the_default():
-    assert flag({}, 'kernel_params_apply', True) is True
-    assert flag({'kernel_params_apply': None}, 'kernel_params_apply', True) is True
-    assert flag({'kernel_params_apply': 'no'}, 'kernel_params_apply', True) is False
+def test_unset_is_refused_not_given_a_second_default():
+    # The action plugin sends every variable with a default (a null taking it): the compile
+    # step never writes one of its own, so a missing or null flag is an error naming it.
+    with pytest.raises(InputError, match='kernel_params_apply: not given'):
+        flag({}, 'kernel_params_apply')
+    with pytest.raises(InputError, match='kernel_params_apply: None is not a boolean'):
+        flag({'kernel_params_apply': None}, 'kernel_params_apply')
+    assert flag({'kernel_params_apply': 'no'}, 'kernel_params_apply') is False
 
 
 def test_kernel_params_apply_false_as_a_string_is_no_live_write(root):
-    state = desired.compile_state(['kernel_params'], {'kernel_params': {
+    state = desired.compile_state(['kernel_params'], with_defaults({'kernel_params': {
         'kernel_params_root': root, 'kernel_params_apply': 'false',
-        'kernel_params_settings': {'kernel.sem': '250 32000 100 200'}}}, dict(FACTS))
+        'kernel_params_settings': {'kernel.sem': '250 32000 100 200'}}}), dict(FACTS))
     (call,) = state.calls
     assert call.kwargs['apply'] is False and call.kwargs['persist'] is True

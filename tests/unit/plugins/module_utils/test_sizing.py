@@ -16,6 +16,7 @@ import yaml
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.sizing import shm as sizing
 from ansible_collections.dbhost.tuning.plugins.module_utils.sizing import units
+from ansible_collections.dbhost.tuning.tests.unit.helpers import sizing_defaults
 
 with open(os.path.join(os.path.dirname(__file__), 'sizing_cases.yml')) as _handle:
     CASES = yaml.safe_load(_handle)
@@ -23,8 +24,13 @@ with open(os.path.join(os.path.dirname(__file__), 'sizing_cases.yml')) as _handl
 GIB = 1024 ** 3
 
 
+def _sized(*args, **keywords):
+    """shm_settings() with the shared_memory role's shares, as the role and the filter pass them."""
+    return sizing.shm_settings(*args, **dict(sizing_defaults(), **keywords))
+
+
 def _compute(spec):
-    spec = dict(spec)
+    spec = dict(sizing_defaults(), **spec)
     return sizing.shm_settings(spec.pop('engine'), spec.pop('ram_bytes'), spec.pop('page_size'),
                                spec.pop('shared_memory'), **spec)
 
@@ -195,7 +201,8 @@ def test_parse_share_refuses(value):
 # ---- the named steps of shm_settings() on their own
 def _host(**overrides):
     given = dict(engine='oracle', ram_bytes=64 * GIB, page_size=4096, shared_memory='48G')
-    keywords = dict(hugepage_size='2M', group_gid=54321, hugepages_cap='80%')
+    keywords = dict(hugepage_size='2M', group_gid=54321, hugepages_cap='80%',
+                    shared_memory_cap=sizing_defaults()['shared_memory_cap'])
     for key, value in overrides.items():
         (given if key in given else keywords)[key] = value
     return sizing.check_inputs(given['engine'], given['ram_bytes'], given['page_size'], given['shared_memory'],
@@ -239,9 +246,9 @@ def test_percent_helpers():
 
 
 def test_a_margin_of_100_percent_doubles_the_pool_and_more_is_refused():
-    result = sizing.shm_settings('postgresql', 16 * GIB, 4096, '2G', hugepage_size='2M', group_gid=26,
-                                 hugepages_margin='100%')
+    result = _sized('postgresql', 16 * GIB, 4096, '2G', hugepage_size='2M', group_gid=26,
+                    hugepages_margin='100%')
     assert result['hugepages'] == [{'size': 2 * 1024 ** 2, 'count': 2048}]
     with pytest.raises(units.SizingError, match='more than 100%'):
-        sizing.shm_settings('postgresql', 16 * GIB, 4096, '2G', hugepage_size='2M', group_gid=26,
-                            hugepages_margin='101%')
+        _sized('postgresql', 16 * GIB, 4096, '2G', hugepage_size='2M', group_gid=26,
+               hugepages_margin='101%')

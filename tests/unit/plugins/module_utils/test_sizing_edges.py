@@ -12,10 +12,12 @@ import pytest
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import host_facts, platforms
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
-from ansible_collections.dbhost.tuning.plugins.module_utils.sizing.shm import SizingError, shm_settings
+from ansible_collections.dbhost.tuning.plugins.module_utils.sizing import shm as sizing
+from ansible_collections.dbhost.tuning.plugins.module_utils.sizing.shm import SizingError
 from ansible_collections.dbhost.tuning.plugins.module_utils.state import desired
 from ansible_collections.dbhost.tuning.plugins.module_utils.state.host_state import HostState
 from ansible_collections.dbhost.tuning.tests.unit.helpers import SMAPS_4K, generous_oracle_host, put, read
+from ansible_collections.dbhost.tuning.tests.unit.helpers import sizing_defaults, with_defaults
 
 pytestmark = pytest.mark.usefixtures('linux')
 
@@ -23,6 +25,11 @@ GIB = 1024 ** 3
 HUGE_2M = 2 * 1024 * 1024
 FACTS = {'system': 'Linux', 'memory': {'total_bytes': 64 * GIB, 'page_size': 4096, 'hugepage_default_bytes': HUGE_2M},
          'hugepages': {HUGE_2M: {'total': 0}}, 'mounts': []}
+
+
+def shm_settings(*args, **keywords):
+    """sizing.shm_settings() with the shared_memory role's shares, as the role and the filter pass them."""
+    return sizing.shm_settings(*args, **dict(sizing_defaults(), **keywords))
 
 
 @pytest.fixture
@@ -37,7 +44,7 @@ def accounts(tmp_path):
 def compile_shm(root, **variables):
     shm = {'shared_memory_engine': 'oracle', 'shared_memory_size': '40%', 'shared_memory_root': root}
     shm.update(variables)
-    state = desired.compile_state(['shared_memory'], {'shared_memory': shm}, FACTS)
+    state = desired.compile_state(['shared_memory'], with_defaults({'shared_memory': shm}), FACTS)
     return dict(((r['kind'], r['key']), r) for r in state.records), state
 
 
@@ -104,7 +111,7 @@ def test_the_shm_file_names_the_shared_memory_role(tmp_path):
                                              'kernel.shmmni = 100\n')
     shm = {'shared_memory_engine': 'oracle', 'shared_memory_size': '40%', 'shared_memory_root': root,
            'shared_memory_group': 'dba', 'shared_memory_transparent_hugepage': ''}
-    host = HostState(['shared_memory'], {'shared_memory': shm}, facts_reader=lambda r, subsets: dict(FACTS))
+    host = HostState(['shared_memory'], with_defaults({'shared_memory': shm}), facts_reader=lambda r, subsets: dict(FACTS))
     host.run()
     text = read(root, '/etc/sysctl.d/90-dbhost-tuning-shm.conf')
     assert text.startswith('# Managed by dbhost.tuning.shared_memory ')
@@ -155,6 +162,6 @@ def test_facts_of_a_64k_tree_give_a_shmall_in_64k_pages(tmp_path, monkeypatch):
 def test_a_tree_that_does_not_say_its_page_size_is_refused_by_name(accounts):
     facts = dict(FACTS, memory=dict(FACTS['memory'], page_size=None))
     with pytest.raises(InputError) as error:
-        desired.compile_state(['shared_memory'], {'shared_memory': {
-            'shared_memory_engine': 'oracle', 'shared_memory_size': '40%', 'shared_memory_root': accounts}}, facts)
+        desired.compile_state(['shared_memory'], with_defaults({'shared_memory': {
+            'shared_memory_engine': 'oracle', 'shared_memory_size': '40%', 'shared_memory_root': accounts}}), facts)
     assert 'base page size of the tuned system is not known' in str(error.value)

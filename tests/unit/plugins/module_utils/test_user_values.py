@@ -14,10 +14,11 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.engine import compar
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import sysctl_keys
 from ansible_collections.dbhost.tuning.plugins.module_utils.sizing import profiles
-from ansible_collections.dbhost.tuning.plugins.module_utils.sizing.shm import shm_settings
+from ansible_collections.dbhost.tuning.plugins.module_utils.sizing import shm as sizing
 from ansible_collections.dbhost.tuning.plugins.module_utils.state import desired
 from ansible_collections.dbhost.tuning.plugins.module_utils.state.host_state import HostState
 from ansible_collections.dbhost.tuning.tests.unit.helpers import digest, put, read
+from ansible_collections.dbhost.tuning.tests.unit.helpers import sizing_defaults, with_defaults
 
 pytestmark = pytest.mark.usefixtures('linux')
 
@@ -25,11 +26,16 @@ OUR_FILE = '/etc/sysctl.d/90-dbhost-tuning.conf'
 FACTS = {'system': 'Linux', 'memory': {'total_bytes': 64 * 1024 ** 3, 'page_size': 4096}}
 
 
+def shm_settings(*args, **keywords):
+    """sizing.shm_settings() with the shared_memory role's shares, as the role and the filter pass them."""
+    return sizing.shm_settings(*args, **dict(sizing_defaults(), **keywords))
+
+
 def compile_records(settings, mode='minimum', profile='none', comparisons=None):
     variables = {'kernel_params_profile': profile, 'kernel_params_settings': settings, 'kernel_params_mode': mode}
     if comparisons is not None:
         variables['kernel_params_comparisons'] = comparisons
-    state = desired.compile_state(['kernel_params'], {'kernel_params': variables}, FACTS)
+    state = desired.compile_state(['kernel_params'], with_defaults({'kernel_params': variables}), FACTS)
     return dict((r['key'], (r['desired'], r['comparison'])) for r in state.records)
 
 
@@ -43,7 +49,7 @@ def fake_host(tmp_path, live):
 
 def run_role(root, settings, check_mode=False, **variables):
     variables.update(kernel_params_profile='none', kernel_params_settings=settings, kernel_params_root=root)
-    host = HostState(['kernel_params'], {'kernel_params': variables}, check_mode=check_mode,
+    host = HostState(['kernel_params'], with_defaults({'kernel_params': variables}), check_mode=check_mode,
                      facts_reader=lambda r, subsets: dict(FACTS))
     result = host.run()
     return dict((s['name'], s) for s in host.output(result)['settings']), host.output(result)

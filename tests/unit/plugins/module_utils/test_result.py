@@ -66,3 +66,12 @@ def test_drift_gate_message_counts_and_names_the_drifted_records():
     assert r.drift_gate_message(records, False) is None
     assert r.drift_gate_message(records[:1] + records[2:3], True) is None
     assert r.drift_gate_message(None, True) is None
+
+
+def test_describe_os_error_words():
+    assert r.describe_os_error(r.HostError('writing /etc/x: disk full')) == 'writing /etc/x: disk full'
+    assert r.describe_os_error(OSError(2, 'No such file or directory', '/etc/x')) == \
+        '/etc/x: No such file or directory'
+    assert r.describe_os_error(OSError(18, 'Invalid cross-device link', '/a', None, '/b')) == \
+        '/a -> /b: Invalid cross-device link'
+    assert r.describe_os_error(OSError('odd')) == 'the system refused an operation: odd'

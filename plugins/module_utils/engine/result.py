@@ -10,6 +10,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import baseline
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import journal
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import lock
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate
@@ -52,7 +53,10 @@ def run_plan(module, make_plan):
     system refusing something (a HostError or any OSError: a read-only file system, a
     full disk) fails the task with a message naming the file and the operation, and
     what the run changed before (engine/journal.py); live values whose file could not
-    be written are put back first.
+    be written are put back first.  Each root's baseline (engine/baseline.py) is read
+    first, a corrupt one failing the task before anything is touched, and keeps what the
+    run changes (not in check mode, nor for a plan whose ``captures_baseline`` is false:
+    a revert).
     """
     journal.begin()
     try:
@@ -60,8 +64,14 @@ def run_plan(module, make_plan):
         plan = make_plan()
         params = getattr(module, 'params', None) or {}
         roots = plan.lock_roots() if hasattr(plan, 'lock_roots') else [params.get('root') or '/']
-        with lock.Locks([] if getattr(module, 'check_mode', False) else roots, who=getattr(module, '_name', None)):
-            result = plan.run(module)
+        check_mode = getattr(module, 'check_mode', False)
+        with lock.Locks([] if check_mode else roots, who=getattr(module, '_name', None)):
+            # every root's baseline read (and checked) first; outside check mode, kept up to date
+            baseline.begin(roots, capture=not check_mode and getattr(plan, 'captures_baseline', True))
+            try:
+                result = plan.run(module)
+            finally:
+                baseline.end()
     except InputError as exc:
         module.fail_json(msg=_with_changes(str(exc), journal.changes()), changed=bool(journal.changes()))
     except lock.LockTimeout as exc:

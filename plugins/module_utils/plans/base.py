@@ -21,6 +21,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import baseline
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import journal
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import Result
 
@@ -33,6 +34,8 @@ class Plan(object):
     def run(self, module=None):
         """Check or apply this plan: the hooks in their fixed order (see the module docstring)."""
         self.validate()
+        # what the baseline keeps from here on (engine/baseline.py) names this kind
+        baseline.working_on(type(self).__name__)
         desired = self.desired()
         live = self.read_live(desired)
         persisted = self.read_persisted(desired)

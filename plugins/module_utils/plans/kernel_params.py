@@ -388,6 +388,8 @@ class KernelParams(Plan):
             result.add(self._record(key, desired[key], live, persisted, done))
         if self.backup_file:
             result.extra['backup_file'] = self.backup_file
+        # a TuneD profile that cannot be loaded sets nothing at boot; said, not guessed at
+        result.warnings.extend(getattr(self.backend, 'tuned_problems', list)())
 
     def _record(self, key, want, live, persisted, done):
         live_now = live[key] if self.check_mode else done['live_after'].get(key)

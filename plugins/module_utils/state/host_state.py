@@ -30,6 +30,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.plans.kernel_params 
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.mounts.plan import MountOptions
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.processor_set.plan import ProcessorSet
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.resource_limits import ResourceLimits
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.revert import Revert
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import InputError, Result
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.sysfs_attr import SysfsAttributes
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.base import Plan
@@ -99,9 +100,15 @@ class HostState(Plan):
     """One host's desired state, checked or applied in one process."""
 
     def __init__(self, roles, inputs, check_mode=False, runner=None, bin_path=None, db_runner=None,
-                 facts_reader=None):
+                 facts_reader=None, state='present'):
         if not isinstance(inputs, dict):
             raise InputError('inputs must be a dict of role: {variable: value}')
+        if state not in ('present', 'revert'):
+            raise InputError('state must be present or revert, got %r' % (state,))
+        self.reverting = state == 'revert'
+        # a revert keeps no baseline of what it changes (engine/baseline.py)
+        self.captures_baseline = not self.reverting
+        self.revert_plan = None
         self.inputs = inputs
         self.roles = list(roles) if roles else default_roles(inputs)
         self.ctx = Context(check_mode, runner, bin_path, db_runner)
@@ -156,6 +163,11 @@ class HostState(Plan):
         return ran
 
     def run(self, module=None):
+        if self.reverting:
+            # every root the roles manage, back to its baseline; the roles' other variables play no part
+            self.revert_plan = Revert(self.lock_roots(), check_mode=self.check_mode, runner=self.ctx.runner,
+                                      bin_path=self.ctx.bin_path)
+            return self.revert_plan.run(module)
         facts = self.read_facts()
         self.state = compile_state(self.roles, self.inputs, facts)
         if self.check_mode:
@@ -245,6 +257,13 @@ class HostState(Plan):
     def output(self, result):
         """The module result: the contract's keys, each record with its owner role and kind."""
         output = result.as_dict()
+        if self.reverting:
+            for record in output['settings']:
+                record.update(owner=None, kind='revert')
+            output.update(roles={}, restart_services=[], desired_state=[], facts={},
+                          plans=[{'kind': 'revert', 'owner': None, 'label': 'revert', 'changed': result.changed,
+                                  'restart_required': result.restart_required, 'settings': len(result.settings)}])
+            return output
         for record, (owner, kind) in zip(output['settings'], self._owners):
             record.update(owner=owner, kind=kind)
         if len(self.roles) == 1:
@@ -259,6 +278,9 @@ class HostState(Plan):
         return []
 
     def extra_problems(self, result):
+        if self.revert_plan is not None:
+            message = self.revert_plan.failure_message(result)
+            return [message] if message else []
         problems = []
         for call, plan, part in self.ran:
             message = plan.failure_message(part)

@@ -208,9 +208,9 @@ class ActionModule(ActionBase):
         result = super(ActionModule, self).run(tmp, task_vars)
         task_vars = task_vars or {}
         args = dict(self._task.args)
-        unknown = sorted(set(args) - set(['roles', 'inputs', 'fail_on_drift']))
+        unknown = sorted(set(args) - set(['roles', 'inputs', 'fail_on_drift', 'state']))
         if unknown:
-            raise AnsibleActionFail('host_state: unknown option(s) %s (it takes roles, inputs and fail_on_drift)'
+            raise AnsibleActionFail('host_state: unknown option(s) %s (it takes roles, inputs, fail_on_drift and state)'
                                     % ', '.join(unknown))
         roles, source = args.get('roles'), 'roles'
         if roles is None and 'dbhost_roles' in task_vars:
@@ -247,8 +247,9 @@ class ActionModule(ActionBase):
         if problems:
             raise AnsibleActionFail('host_state: %s' % '; '.join(problems))
         module_args = {'inputs': inputs}
-        if 'fail_on_drift' in args:
-            module_args['fail_on_drift'] = args['fail_on_drift']
+        for option in ('fail_on_drift', 'state'):
+            if option in args:
+                module_args[option] = args[option]
         if roles is not None:
             module_args['roles'] = list(roles)
         result.update(self._execute_module(module_name='dbhost.tuning.host_state', module_args=module_args,

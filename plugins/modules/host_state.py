@@ -50,6 +50,22 @@ options:
       - Filled by the action plugin from each role's C(defaults/main.yml) and the host's variables.
     type: dict
     required: true
+  state:
+    description:
+      - V(present) checks or applies the desired state. The first time a file or a live value is changed, what the
+        host held is kept in the baseline, C(<root>/var/lib/dbhost-tuning/baseline.json) (mode 0600), under the root
+        of the role that changed it; a later apply never replaces what it holds.
+      - V(revert) puts the host back as the baseline of each role's root says it was before tuning - files restored,
+        files and folders that did not exist removed, live values written back - runs C(udevadm control --reload)
+        and C(systemctl daemon-reload) where rules or drop-ins were put back, and reports what waits for a restart
+        or a reboot. What a revert cannot put back (a remount, the Oracle spfile, processes bound to CPUs) is
+        reported with status C(unsupported). The other variables play no part.
+      - After a complete revert the baseline is kept, marked reverted, so that a second revert changes nothing;
+        the next apply starts a new one. Without a baseline, or with one that cannot be read, the task fails
+        naming the file before anything is touched.
+    type: str
+    choices: [present, revert]
+    default: present
 extends_documentation_fragment:
   - dbhost.tuning.common
 attributes:
@@ -70,6 +86,10 @@ EXAMPLES = r'''
 - name: Apply two roles' settings
   dbhost.tuning.host_state:
     roles: [kernel_params, shared_memory]
+
+- name: Put the host back as it was before tuning
+  dbhost.tuning.host_state:
+    state: revert
 '''
 
 RETURN = r'''
@@ -105,6 +125,20 @@ settings:
     detail:
       description: Why, in words.
       type: str
+    source:
+      description: >-
+        On whose word the desired value stands - the vendor document and section, or the sizing rule
+        with its arithmetic, or the role variable (C(user: kernel_params_settings)); the same as the
+        record of RV(desired_state) it comes from.
+      type: str
+      sample: "user: kernel_params_settings"
+    reason:
+      description: >-
+        Why the record is not V(ok), in a few words (V(not persisted), V(live differs),
+        V(live below the minimum 4096), V(shadowed by /etc/sysctl.d/99-x.conf), V(persisted, pending restart),
+        the first words of RV(settings[].detail) for V(unsupported) and V(failed)); null when V(ok).
+      type: str
+      sample: not persisted
     comparison:
       description: exact, minimum or maximum (or one per field).
       type: raw
@@ -113,7 +147,8 @@ settings:
       type: str
     kind:
       description: The kind of plan that manages it (sysctl, hugepages, limits, sysfs, block_queue, mounts,
-        db_parameter, processor_set).
+        db_parameter, processor_set; revert for every record of O(state=revert), whose names are the files and
+        kernel pseudo-files put back).
       type: str
 desired_state:
   description: The compiled desired state, one entry per setting - kind, key, desired, comparison, owner, source.
@@ -164,6 +199,16 @@ reboot_required:
   description: Whether a reboot is needed to pick up a change.
   returned: always
   type: bool
+reloads:
+  description: The reloads a revert ran (C(udevadm control --reload), C(systemctl daemon-reload)).
+  returned: when O(state=revert)
+  type: list
+  elements: str
+baselines:
+  description: The baseline files a revert read.
+  returned: when O(state=revert)
+  type: list
+  elements: str
 '''
 
 from ansible.module_utils.basic import AnsibleModule
@@ -179,6 +224,7 @@ def main():
             roles=dict(type='list', elements='str',
                        choices=['kernel_params', 'shared_memory', 'block_queue', 'direct_io', 'processor_sets']),
             inputs=dict(type='dict', required=True),
+            state=dict(type='str', choices=['present', 'revert'], default='present'),
             **shared_options('fail_on_drift')
         ),
         supports_check_mode=True,
@@ -188,7 +234,8 @@ def main():
         return module.run_command(argv, data=data, environ_update=environ or {}, cwd='/')
 
     run_plan(module, lambda: HostState(module.params['roles'], module.params['inputs'], check_mode=module.check_mode,
-                                       runner=module.run_command, bin_path=module.get_bin_path, db_runner=db_runner))
+                                       runner=module.run_command, bin_path=module.get_bin_path, db_runner=db_runner,
+                                       state=module.params['state']))
 
 
 if __name__ == '__main__':

@@ -12,7 +12,9 @@ the changed files are put back to the old content and the module is started and 
 SIGKILL after a random delay within that duration (seeded per engine, so a failure can
 be replayed).  The kills are shared between two copies of the fake host that run side
 by side when the machine has two CPUs or more.  After each kill, every target holds
-exactly the old or exactly the new bytes.  A last run without kill leaves the new
+exactly the old or exactly the new bytes, and the baseline the run keeps
+(``var/lib/dbhost-tuning/baseline.json``, the one other file it may make) is absent or
+complete JSON holding the old bytes of every target that is already new.  A last run without kill leaves the new
 content, and the target's folder holds the same names as after the uninterrupted run:
 no ``.NAME.XXXXXXXX`` temporary file of a killed write is left.
 
@@ -56,6 +58,8 @@ LARGE = 4 * 1024 * 1024
 # Kernel pseudo-files: written in place (as the kernel takes them), not atomically.
 PSEUDO = ('/proc/', '/sys/')
 HUGE_1G = '/sys/kernel/mm/hugepages/hugepages-1048576kB'
+# What a first apply keeps of the host before it changes it (engine/baseline.py): a file the run may make.
+BASELINE = 'var/lib/dbhost-tuning/baseline.json'
 # Not a timing check: only a run that hangs for good stops the test (a run takes about a second).
 HANG = 600
 BEFORE, DURING, AFTER, FINISHED = 'before write', 'during write', 'after rename', 'run ended'
@@ -201,6 +205,20 @@ def _torn(path, data, old, new):
             % (path, len(data), len(old), len(new), common))
 
 
+def _check_baseline(root, targets, old, new):
+    """The baseline is absent or complete JSON, and holds the old content of every target already new."""
+    data = _read(os.path.join(root, BASELINE))
+    if data is None:
+        assert not any(_read(_local(root, path)) == new[path] for path in targets), 'a target is new, no baseline'
+        return
+    kept = json.loads(data.decode('utf-8'))
+    assert kept['schema'] == 1 and kept['state'] == 'applied', kept.keys()
+    for path in targets:
+        if _read(_local(root, path)) == new[path]:
+            entry = kept['files'][path]
+            assert entry['existed'] and entry['content'].encode('utf-8', 'surrogateescape') == old[path], path
+
+
 def _kill_lane(runner, root, delays, changed, old_tree, targets, old, new):
     """Kill a run of the module after each of ``delays``; return {target: {where: count}}."""
     counts = dict((path, dict.fromkeys((BEFORE, DURING, AFTER, FINISHED), 0)) for path in targets)
@@ -217,6 +235,7 @@ def _kill_lane(runner, root, delays, changed, old_tree, targets, old, new):
         temps_before = _temps(root, targets)
         was_killed = runner.killed(root, delay)
         temps_left = _temps(root, targets) - temps_before
+        _check_baseline(root, targets, old, new)
         for path in targets:
             data = _read(_local(root, path))
             assert data in (old[path], new[path]), _torn(path, data or b'', old[path], new[path])
@@ -253,7 +272,8 @@ def test_killed_writes_leave_old_or_new(case, tmp_path, record_property):
     for path in targets:
         assert new[path] != old[path], '%s: the run does not change %s' % (name, path)
         assert len(new[path]) > LARGE, path
-    unexpected = [path for path in changed if '/' + path not in targets and not ('/' + path).startswith(PSEUDO)]
+    unexpected = [path for path in changed
+                  if '/' + path not in targets and not ('/' + path).startswith(PSEUDO) and path != BASELINE]
     assert not unexpected, 'the run changed files that are not its targets: %s' % unexpected
 
     rng = random.Random('kill-writes:%s' % name)
@@ -280,3 +300,83 @@ def test_killed_writes_leave_old_or_new(case, tmp_path, record_property):
 
     record_property('kill_counts', json.dumps({'case': name, 'run_seconds': round(seconds, 3), 'size': len(new[targets[0]]),
                                                'targets': counts}, sort_keys=True))
+
+
+class RevertRunner(Runner):
+    """host_state with state revert, the tree given as kernel_params_root (host_state has no root option)."""
+
+    def __init__(self, folder):
+        Runner.__init__(self, 'host_state', {'state': 'revert', 'roles': ['kernel_params']}, folder)
+
+    def _args_file(self, root):
+        args = dict(self.args, inputs={'kernel_params': {'kernel_params_root': root}}, _ansible_check_mode=False,
+                    _ansible_diff=False, _ansible_tmpdir=os.path.join(self.folder, 'ansible-tmp'),
+                    _ansible_keep_remote_files=True)
+        os.makedirs(args['_ansible_tmpdir'], exist_ok=True)
+        path = os.path.join(self.folder, 'args-revert-%s.json' % os.path.basename(root))
+        with open(path, 'w') as handle:
+            json.dump({'ANSIBLE_MODULE_ARGS': args}, handle)
+        return path
+
+
+def _put_back(root, paths, tree):
+    for path in paths:
+        local = os.path.join(root, path)
+        if tree.get(path) is None:
+            if os.path.lexists(local):
+                os.unlink(local)
+            continue
+        os.makedirs(os.path.dirname(local), exist_ok=True)
+        with open(local, 'wb') as handle:
+            handle.write(tree[path])
+
+
+def test_killed_revert_leaves_every_file_tuned_or_as_before(tmp_path):
+    """SIGKILL at random moments of a revert: every file it restores or removes, and the baseline,
+    is the tuned or the reverted one, never torn; a revert run to the end then gives the tree as
+    it was before tuning."""
+    base = fake_host.build(str(tmp_path / 'host'))
+    large = ['/etc/fstab', fake_host.PGCONF]
+    _make_large(base, large)
+    original = _snapshot(base)
+    for module, args in (('mount_options', _args('mount_options')), ('kernel_params', _args('kernel_params')),
+                         ('db_parameter', _args('db_parameter'))):
+        Runner(module, args, str(tmp_path)).run(base)
+    tuned = _snapshot(base)
+    runner = RevertRunner(str(tmp_path))
+    reference = str(tmp_path / 'reference')
+    shutil.copytree(base, reference, symlinks=True)
+    result, seconds = runner.run(reference)
+    assert result['changed'], result
+    reverted = _snapshot(reference)
+    changed = sorted(path for path in set(tuned) | set(reverted) if tuned.get(path) != reverted.get(path))
+    assert BASELINE in changed and 'etc/sysctl.d/90-dbhost-tuning.conf' in changed and 'etc/fstab' in changed
+    for path in changed:
+        if path != BASELINE:
+            assert reverted.get(path) == original.get(path), path
+
+    rng = random.Random('kill-revert')
+    for delay in [rng.uniform(0.0, seconds) for dummy in range(KILLS)]:
+        _put_back(base, changed, tuned)
+        runner.killed(base, delay)
+        for path in changed:
+            data = _read(os.path.join(base, path))
+            if path == BASELINE:
+                # the tuned one, or the same marked reverted (at its own time)
+                kept = json.loads(data.decode('utf-8'))
+                before = json.loads(tuned[path].decode('utf-8'))
+                assert dict(kept, state='applied', reverted=None) == dict(before, reverted=None)
+                continue
+            torn = _torn(path, data or b'', tuned.get(path) or b'', reverted.get(path) or b'')
+            assert data in (tuned.get(path), reverted.get(path)), torn
+
+    _put_back(base, changed, tuned)
+    start = time.monotonic()
+    runner.run(base)
+    print('revert of %d files, %d bytes: %.2f s' % (len(changed), sum(len(tuned.get(p) or b'') for p in changed),
+                                                    time.monotonic() - start))
+    after = _snapshot(base)
+    assert json.loads(after.pop(BASELINE).decode('utf-8'))['state'] == 'reverted'
+    assert dict((path, after.get(path)) for path in changed if path != BASELINE) == \
+        dict((path, reverted.get(path)) for path in changed if path != BASELINE)
+    assert not _temps(base, ['/' + path for path in changed if path != BASELINE and reverted.get(path) is not None])

@@ -44,3 +44,19 @@ def linux(monkeypatch):
     """
     from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms as _platform
     monkeypatch.setattr(_platform, 'system', lambda: 'Linux')
+
+
+@pytest.fixture(autouse=True)
+def system_baseline(tmp_path_factory, monkeypatch):
+    """A run with root / keeps its baseline (engine/baseline.py) in a temporary folder, never in
+    this machine's /var/lib/dbhost-tuning; a fake tree keeps it under itself, as on a host."""
+    from ansible_collections.dbhost.tuning.plugins.module_utils.engine import baseline
+    folder = []
+
+    def place(root):
+        if root != '/':
+            return root
+        if not folder:
+            folder.append(str(tmp_path_factory.mktemp('system-baseline')))
+        return folder[0]
+    monkeypatch.setattr(baseline, 'place', place)

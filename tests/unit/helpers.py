@@ -42,18 +42,31 @@ def read(root, path):
         return handle.read()
 
 
-def digest(root):
+# The baseline's folder under a root (engine/baseline.py), for digest(root, skip=BASELINE_FOLDER).
+BASELINE_FOLDER = ('var/lib/dbhost-tuning',)
+
+
+def _skipped(relative, skip):
+    return any(relative == top or relative.startswith(top + '/') for top in skip)
+
+
+def digest(root, skip=()):
     """Every file's path, bytes and mode, every link's target and every folder's name under ``root``.
 
     Equal before and after a call means the call changed nothing under ``root``: no file
-    written, made, removed or chmod-ed, no folder or link made.
+    written, made, removed or chmod-ed, no folder or link made.  ``skip``: paths relative
+    to root left out with all they hold (BASELINE_FOLDER: the baseline a run keeps).
     """
     sha = hashlib.sha256()
     for folder, dirs, names in sorted(os.walk(root)):
         dirs.sort()
+        if _skipped(os.path.relpath(folder, root), skip):
+            continue
         sha.update(('D %s\n' % os.path.relpath(folder, root)).encode())
         for name in sorted(names + [d for d in dirs if os.path.islink(os.path.join(folder, d))]):
             path = os.path.join(folder, name)
+            if _skipped(os.path.relpath(path, root), skip):
+                continue
             sha.update(('F %s %o\n' % (os.path.relpath(path, root), os.lstat(path).st_mode)).encode())
             if os.path.islink(path):
                 sha.update(os.readlink(path).encode())

@@ -34,8 +34,7 @@ import stat
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import journal
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import regular
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import HostError, host_error
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import InputError
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import HostError, InputError, host_error
 
 # As Linux's MAXSYMLINKS: more links than this on one path is a loop.
 MAX_LINKS = 40
@@ -327,7 +326,8 @@ def _encode(content, shown):
                          % (shown, exc.reason))
 
 
-def write_atomic(path, content, module=None, mode=0o644, make_parents=False, backup_file=False, root=None):
+def write_atomic(path, content, module=None, mode=0o644, make_parents=False, backup_file=False, root=None,
+                 note=True):
     """Write ``content`` to ``path`` through a temporary file in the same folder.
 
     ``root`` (given, or the HostPath's; else ``/``) is where the managed system is: the
@@ -342,7 +342,8 @@ def write_atomic(path, content, module=None, mode=0o644, make_parents=False, bac
     ``backup_file`` is true and there was a file to back up.  Nothing is left
     half-written: the rename is the only step that touches the file.  When the system
     refuses a step, a HostError names the file and the step, and what this call made
-    (folders, backup, temporary file) is removed again.
+    (folders, backup, temporary file) is removed again.  The journal's watcher (the
+    baseline) is told first; ``note`` false (the baseline's own file) skips it and the journal.
     """
     target, dangling = _target(path, root)
     if dangling:
@@ -360,6 +361,8 @@ def write_atomic(path, content, module=None, mode=0o644, make_parents=False, bac
         except OSError as exc:
             raise host_error('writing', target, exc)
         try:
+            if note:   # last step before the change: what fails earlier leaves no trace in the baseline
+                journal.before('file', target, made=made)
             _move(module, tmp, target, None if existing is not None else mode)
         except OSError as exc:
             raise host_error('replacing', target, exc)
@@ -371,12 +374,13 @@ def write_atomic(path, content, module=None, mode=0o644, make_parents=False, bac
             regular.remove_quietly(backup_name)
         regular.remove_folders(made)
         raise
-    for folder_made in made:
-        journal.record('made the folder %s' % folder_made)
-    if backup_name:
-        journal.record('backup %s' % backup_name)
-    journal.record('wrote %s' % target)
-    journal.settle()
+    if note:
+        for folder_made in made:
+            journal.record('made the folder %s' % folder_made)
+        if backup_name:
+            journal.record('backup %s' % backup_name)
+        journal.record('wrote %s' % target)
+        journal.settle()
     regular.sync_folder(folder)
     return backup_name
 
@@ -391,6 +395,7 @@ def remove_file(path, module=None, backup_file=False, root=None):
     remove_stale_temps(target)
     if regular.existing(target, _shown(path, target)) is None:
         return None
+    journal.before('file', target)
     backup_name = backup(target, module) if backup_file else None
     try:
         os.unlink(target)

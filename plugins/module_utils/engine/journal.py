@@ -14,6 +14,9 @@ write fails, rollback() puts the live value back, so that the run does not leave
 value that the next boot loses without a word.  settle() marks everything so far as
 kept (the file that persists it was written, or the step needs no file).
 
+Before a change is made, the writers tell the watcher (watch(), before()): the baseline
+(engine/baseline.py) records what the host held, so that a revert can put it back.
+
 Module state, as a run is one process; a test calls begin() to start afresh.
 """
 
@@ -23,11 +26,28 @@ __metaclass__ = type
 
 # [what, undo or None] in the order the changes were made; undone ones are removed.
 _ENTRIES = []
+# The one watcher told before each change (engine/baseline.py while a run captures), or None.
+_WATCHER = [None]
 
 
 def begin():
     """Start a run's journal: nothing changed yet."""
     del _ENTRIES[:]
+
+
+def watch(watcher):
+    """Tell ``watcher(event, path, **facts)`` before each change from now on (None: nobody)."""
+    _WATCHER[0] = watcher
+
+
+def before(event, path, **facts):
+    """Say, before it is made, the change about to be made: ``event`` is 'file' (``path``, a
+    file on this host, is about to be written or removed), 'live' (the kernel pseudo-file
+    ``path`` held ``value``) or 'unsupported' (``path`` names what changes, ``detail`` why a
+    revert cannot put it back, ``root`` the managed root).  The watcher may refuse (raise):
+    the change is then not made."""
+    if _WATCHER[0] is not None:
+        _WATCHER[0](event, path, **facts)
 
 
 def record(what, undo=None):

@@ -136,14 +136,19 @@ def _previous(path):
         return None
 
 
-def write_text(path, text):
+def write_text(path, text, keep=True):
     """Write ``text`` as it is, in one write(2), into the existing file ``path`` (truncated first,
     as the shell's ``>`` does); the kernel's refusal is raised as the OSError with its errno.
 
     The write is noted in engine/journal.py with the value it replaced, which is put back
-    when the run fails before the file persisting it is written."""
+    when the run fails before the file persisting it is written.  Before the write, the
+    journal's watcher is told the value it replaces (the baseline keeps it for a revert);
+    ``keep`` false: a trigger (compact_memory) or a write the caller reports itself as one
+    a revert cannot put back, which the baseline does not keep."""
     data = text.encode('ascii')
     before = _previous(path)
+    if keep:
+        journal.before('live', path, value=before)
     _write(path, data)
     what = '%s (%s -> %s)' % (path, before, text.strip()) if before is not None else '%s (%s)' % (path, text.strip())
     undo = (lambda: _write(path, ('%s\n' % before).encode('ascii', 'replace'))) if before is not None else None

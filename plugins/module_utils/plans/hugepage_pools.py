@@ -59,7 +59,7 @@ class Kernel(object):
 
         Nothing else is dropped (no drop_caches): compaction only moves movable pages.
         """
-        sysfs.write_text(rooted(self.root, COMPACT), '1\n')
+        sysfs.write_text(rooted(self.root, COMPACT), '1\n', keep=False)
 
 
 class Pool(object):

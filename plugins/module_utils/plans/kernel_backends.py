@@ -18,6 +18,7 @@ import os
 import sys
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import confd
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import journal
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import sysfs
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
@@ -28,6 +29,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.formats import etc_s
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import modules_load
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import sysctl
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import sysctl_keys
+from ansible_collections.dbhost.tuning.plugins.module_utils.formats import tuned
 
 HEADER = '# Managed by dbhost.tuning.kernel_params; local edits to these keys are overwritten.'
 
@@ -86,6 +88,7 @@ class LinuxBackend(object):
         self.proc = os.path.join(root, 'proc', 'sys')
         self.live_available = os.path.isdir(self.proc)
         self._early_modules = None
+        self._tuned = False
 
     @staticmethod
     def validate_name(name):
@@ -166,15 +169,60 @@ class LinuxBackend(object):
 
     def persisted_resolver(self, our_file, our_text):
         exact, globs = sysctl.effective_values(self.boot_files(our_file, our_text))
+        after_tuned = self._tuned_resolver(our_file, our_text)
 
         def resolve(key):
             value, source = sysctl.winner(exact, globs, key)
             if value is None and self.builtin_defaults:
                 default = kernel_default(key, self.root)
                 if default is not None:
-                    return default, KERNEL_DEFAULT_SOURCE
-            return value, source
+                    value, source = default, KERNEL_DEFAULT_SOURCE
+            return after_tuned(key, value, source)
         return resolve
+
+    def tuned_profile(self):
+        """The TuneD profile tuned.service applies at boot (formats/tuned.py), or None; read once."""
+        if self._tuned is False:
+            self._tuned = tuned.active(self.root)
+        return self._tuned
+
+    def tuned_problems(self):
+        profile = self.tuned_profile()
+        return list(profile.problems) if profile else []
+
+    def _tuned_resolver(self, our_file, our_text):
+        """(key, value, source) -> (value, source) once TuneD has started after systemd-sysctl: its
+        [sysctl] value, then (reapply_sysctl) the lines of /run and /etc sysctl files written again."""
+        profile = self.tuned_profile()
+        if profile is None or not profile.has_unit('sysctl'):
+            return lambda key, value, source: (value, source)
+        values = dict((sysctl.canonical_name(name), item) for name, item in profile.sysctl().items())
+        reapplied = self._reapplied(our_file, our_text) if profile.reapply_sysctl else {}
+        why = '' if profile.reapply_sysctl else ', reapply_sysctl = 0 in %s' % tuned.MAIN_CONF
+
+        def resolve(key, value, source):
+            if key in values:
+                raw, origin = values[key]
+                expanded, resolved = profile.value(raw)
+                written = tuned.modified(expanded, value) if resolved else expanded
+                if written is not None:
+                    value = sysctl.normalize_value(written)
+                    source = '%s%s%s' % (origin, why, '' if resolved else ', a value TuneD computes when it applies it')
+            return reapplied.get(key, (value, source))
+        return resolve
+
+    def _reapplied(self, our_file, our_text):
+        """{key: (value, file)} TuneD writes again after its [sysctl] (exact keys only: it writes a
+        line's name as a /proc/sys path, so globs and ``-`` names come to nothing)."""
+        files = [(shown, local) for shown, local in confd.search(self.root, tuned.REAPPLY_DIRS, our_file)
+                 if not confd.is_masked(local)]
+        files.append((tuned.REAPPLY_CONF, confd.under_root(self.root, tuned.REAPPLY_CONF)))
+        found = {}
+        for shown, text in confd.texts_at_boot(self.root, files, our_file, our_text):
+            for assignment in sysctl.parse(text):
+                if not assignment.glob and not assignment.ignore_failure:
+                    found[assignment.key] = (sysctl.normalize_value(assignment.value), shown)
+        return found
 
     def values_of(self, text):
         return sysctl.values_of(text)
@@ -222,11 +270,18 @@ class FreeBSDBackend(LinuxBackend):
     def boot_module_note(key):
         return None
 
+    @staticmethod
+    def tuned_profile():
+        return None
+
     def read_live(self, key):
         rc, out, dummy = self.runner(['sysctl', '-n', key])
         return sysctl.normalize_value(out) if rc == 0 else None
 
     def write_live(self, key, value):
+        journal.before('unsupported', 'sysctl %s' % key, root=self.root,
+                       detail='set with sysctl(8) (before: %s); a revert puts the files back, not this live value: '
+                              'it returns to the file\'s value at the next boot' % self.read_live(key))
         rc, out, err = self.runner(['sysctl', '%s=%s' % (key, value)])
         if rc != 0:
             raise OSError(errno.EINVAL, (err or out).strip() or 'sysctl exited %d' % rc)

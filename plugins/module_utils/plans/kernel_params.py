@@ -125,6 +125,8 @@ class KernelParams(Plan):
       'change': the FileChange of our file, 'resolve_after': as 'resolve', after it}.
     """
 
+    source = 'task option: kernel_params.params'
+
     def __init__(self, params, state='present', apply=True, persist=True, file=None, mode='exact',
                  root='/', backup=False, fail_on_shadowed=True, check_mode=False, system_name=None,
                  runner=None, comparisons=None, header=None):
@@ -388,6 +390,8 @@ class KernelParams(Plan):
             result.add(self._record(key, desired[key], live, persisted, done))
         if self.backup_file:
             result.extra['backup_file'] = self.backup_file
+        # a TuneD profile that cannot be loaded sets nothing at boot; said, not guessed at
+        result.warnings.extend(getattr(self.backend, 'tuned_problems', list)())
 
     def _record(self, key, want, live, persisted, done):
         live_now = live[key] if self.check_mode else done['live_after'].get(key)

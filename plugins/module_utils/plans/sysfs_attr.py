@@ -30,6 +30,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platfo
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import sysfs
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import cmdline
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import tmpfiles
+from ansible_collections.dbhost.tuning.plugins.module_utils.formats import tuned
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import FileChange, PathError, read_text, rooted
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import (
@@ -99,6 +100,8 @@ def same_value(actual, desired):
 class SysfsAttributes(Plan):
     """The sysfs_attr module's plan: each attribute's value, live and persisted."""
 
+    source = 'task option: sysfs_attr.attributes'
+
     def __init__(self, attributes, apply=True, persist=True, tmpfiles_file=None, root='/', backup=False,
                  fail_on_shadowed=True, check_mode=False, system_name=None):
         self.raw_attributes = attributes
@@ -116,6 +119,7 @@ class SysfsAttributes(Plan):
         self.missing = {}
         self.unsupported = {}
         self.shadowed = []
+        self.tuned = None
         self.backup_file = None
         sys_root = rooted(self.root, '/sys')
         # An offline image has an empty /sys: then only the persisted side is managed.
@@ -207,9 +211,15 @@ class SysfsAttributes(Plan):
 
         def resolve(path):
             value, shown = tmpfiles.resolve(exact, globs, path)
-            if value is None and shown is None and path == THP_ENABLED and boot_line is not None \
-                    and boot_line.thp() is not None:
-                return boot_line.thp(), cmdline.label(boot_line)
+            thp_on_cmdline = path == THP_ENABLED and boot_line is not None and boot_line.thp() is not None
+            if value is None and shown is None and thp_on_cmdline:
+                value, shown = boot_line.thp(), cmdline.label(boot_line)
+            # TuneD starts after systemd-tmpfiles and writes over it, but leaves THP's mode to a
+            # command line that sets it (its vm plugin)
+            found = self.tuned.sysfs_value(path) if self.tuned and not thp_on_cmdline else None
+            if found:
+                expanded, resolved = self.tuned.value(found[0])
+                return expanded, '%s%s' % (found[1], '' if resolved else ', a value TuneD computes when it applies it')
             return value, shown
         return resolve
 
@@ -219,6 +229,7 @@ class SysfsAttributes(Plan):
         local = rooted(self.root, self.file)
         text = read_text(local)
         boot_line = cmdline.next_boot(self.root) if THP_ENABLED in desired else None
+        self.tuned = tuned.active(self.root)
         return {'path': local, 'text': text, 'ours': tmpfiles.write_values(text), 'cmdline': boot_line,
                 'resolve': self._resolver(text or '', boot_line)}
 
@@ -302,6 +313,7 @@ class SysfsAttributes(Plan):
                 result.mark_changed()
         if self.backup_file:
             result.extra['backup_file'] = self.backup_file
+        result.warnings.extend(self.tuned.problems if self.tuned else [])
 
     def _record(self, path, want, live, persisted, done):
         target = self.file if self.persist else None

@@ -26,7 +26,7 @@ import pytest
 import yaml
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.sizing.profiles import kernel_profile
-from ansible_collections.dbhost.tuning.tests.unit.helpers import ansible_env, ansible_program, put
+from ansible_collections.dbhost.tuning.tests.unit.helpers import BASELINE_FOLDER, ansible_env, ansible_program, digest, put
 from ansible_collections.dbhost.tuning.tests.unit.plugins.modules import fake_host
 
 CHECKOUT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..'))
@@ -112,12 +112,13 @@ def test_readme_commands_give_the_documented_outcome(installed):
     (work / 'inventory' / 'hosts.yml').write_text(inventory_text)
     root = str(base / 'host')
     host_vars = fake_test_host(root, group['vars']['dbhost_roles'])
+    untouched = digest(root, skip=BASELINE_FOLDER)
     host_vars.update(ansible_connection='local', ansible_python_interpreter=sys.executable)
     (work / 'inventory' / 'host_vars' / ('%s.yml' % host)).write_text(yaml.safe_dump(host_vars))
     env = ansible_env(base, ANSIBLE_COLLECTIONS_PATH=collections, DBHOST_DRIFT_REPORT_DIR=str(work / 'drift-report'))
     env['PATH'] = os.path.dirname(sys.executable) + os.pathsep + env.get('PATH', '')
     lines = block_with('ansible-playbook')
-    assert len(lines) == 5
+    assert len(lines) == 6
     outcomes = []
     for line in lines:
         argv, outcome = command_and_outcome(line)
@@ -127,8 +128,8 @@ def test_readme_commands_give_the_documented_outcome(installed):
             argv[0] = ansible_program(argv[0])
         done = subprocess.run(argv, cwd=str(work), env=env, capture_output=True, text=True, check=False)
         outcomes.append((line, outcome, done))
-    (drift_before, drift_out), (tune, tune_out), (drift_after, dummy), (check, check_out), (facts, dummy) = \
-        [(done, done.stdout + done.stderr) for line, outcome, done in outcomes]
+    (drift_before, drift_out), (tune, tune_out), (drift_after, dummy), (check, check_out), (facts, dummy), \
+        (revert, revert_out) = [(done, done.stdout + done.stderr) for line, outcome, done in outcomes]
     # drift on a host never tuned: "fails (exit 2), N of M settings drifted: ..."
     assert 'fails (exit 2)' in outcomes[0][1]
     assert drift_before.returncode == 2, drift_out
@@ -152,3 +153,8 @@ def test_readme_commands_give_the_documented_outcome(installed):
     # facts: shows what sizing reads
     assert facts.returncode == 0, facts.stdout + facts.stderr
     assert '"total_bytes"' in facts.stdout
+    # revert: "back to the values before tuning: changed, exit 0"
+    assert 'changed, exit 0' in outcomes[5][1]
+    assert revert.returncode == 0, revert_out
+    assert re.search(r'%s\s*: ok=\d+\s+changed=[1-9]' % re.escape(host), revert_out), revert_out
+    assert digest(root, skip=BASELINE_FOLDER) == untouched

@@ -27,6 +27,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.engine import valida
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import FileChange, PathError, read_text, rooted
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import FAILED, UNSUPPORTED, Setting, decide_status
+from ansible_collections.dbhost.tuning.plugins.module_utils.formats import tuned
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import udev
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.base import Plan
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.block_queue.devices import Tree
@@ -80,6 +81,8 @@ class BlockQueue(Plan):
     On SunOS and FreeBSD nothing is read: every record is ``unsupported``.
     """
 
+    source = 'task option: block_queue.devices'
+
     def __init__(self, devices, apply=True, persist=True, file=None, root='/', allow_empty=False,
                  reload=True, trigger=False, backup=False, check_mode=False, system_name=None,
                  runner=None, bin_path=None, writer=None, comparisons=None):
@@ -103,6 +106,7 @@ class BlockQueue(Plan):
         self.backup_file = None
         # (disk, attribute) -> (why it cannot be set here, whether its rule is still written)
         self.unsupported = {}
+        self.tuned = None
 
     # ---------------------------------------------------------------- validation
     def validate(self):
@@ -313,6 +317,7 @@ class BlockQueue(Plan):
             return {}
         local_file = rooted(self.root, self.file)
         text = read_text(local_file)
+        self.tuned = tuned.active(self.root)  # TuneD writes [disk] when it starts, after udev's rules
         lines = udev.parse(text)
         values = dict((disk, udev.values_for(lines, desired.keys[disk][0], COMMON_TOKENS)) for disk in desired.chosen)
         return {'file': local_file, 'text': text, 'values': values}
@@ -429,6 +434,7 @@ class BlockQueue(Plan):
             result.extra['udev'] = done['reload']
         if done['backup_file']:
             result.extra['backup_file'] = done['backup_file']
+        result.warnings.extend(self.tuned.problems if self.tuned else [])
 
     def _key_notes(self, disk, key):
         tokens, kind, warning, shared = key
@@ -472,9 +478,13 @@ class BlockQueue(Plan):
             details.append('%s %s' % ('would write' if self.check_mode else 'wrote', self.file))
             if done['change'].needed and done['reload']:
                 details.append(done['reload']['detail'])
-        status = decide_status(live_ok, persisted_ok, self.check_mode)
+        tuned_sets = self.tuned.block_queue(disk, name, persisted_after.get(name) or before) if self.tuned and self.persist else None
+        shadowed = bool(tuned_sets) and not meets(tuned_sets[0], want, how)
+        if shadowed:
+            details.append('%s sets %r for %s and wins at boot over %s' % (tuned_sets[1], tuned_sets[0], disk, self.file))
+        status = decide_status(live_ok, persisted_ok, self.check_mode, shadowed=shadowed)
         return Setting(record_name, target, want, live_now, persisted_now, status, '; '.join(details),
-                       comparison=how or compare.EXACT)
+                       comparison=how or compare.EXACT, source='task option: block_queue.%s' % plan['sources'][name])
 
     def _render_unsupported(self, result, system):
         why = UNSUPPORTED_WHY[system]

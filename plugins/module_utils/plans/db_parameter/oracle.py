@@ -20,6 +20,7 @@ import os
 import pwd
 import re
 
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import journal
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import (
     FAILED, PENDING_RESTART, Setting, decide_status)
@@ -283,6 +284,11 @@ class SpfileStore(object):
                 'statements': dict(zip(sorted(changes), engine.alter_statements(changes))),
                 'refused': None, 'live': live.values}
         if changes and not self.plan.check_mode:
+            journal.before('unsupported', 'db_parameter oracle spfile %s' % done['target'], root=self.plan.root,
+                           detail='the spfile is changed through ALTER SYSTEM ... SCOPE=SPFILE (before: %s); a revert '
+                                  'does not change it back: set them again with ALTER SYSTEM' % (
+                                      ', '.join('%s=%s' % (key, ','.join(persisted.get(key) or []) or '(not set)')
+                                                for key in sorted(changes))))
             try:
                 engine.sqlplus_run([done['statements'][key] for key in sorted(changes)])
             except OSError as exc:

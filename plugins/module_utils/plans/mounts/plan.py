@@ -84,6 +84,8 @@ class MountOptions(Plan):
     returns {'mounts': [Mount], 'text': the file's text after, 'backup_file': path or None}.
     """
 
+    source = 'task option: mount_options.present and absent'
+
     def failed_text(self, failed):
         # One line per mount point and option, whichever record it came from.
         lines = set('%s on %s (%s)' % (s.name, s.target, s.detail) for s in failed)
@@ -257,6 +259,10 @@ class MountOptions(Plan):
             self._plan_remount(mount)
             if self.check_mode or not mount.remount_argv:
                 continue
+            journal.before('unsupported', 'mount %s' % mount.path, root=self.root,
+                           detail='remounted with %s (before: %s); a revert puts the file back but does not remount: '
+                                  'the mount keeps these options until it is mounted again' % (
+                                      ','.join(mount.new_options), ','.join(mount.live_before.options) if mount.live_before else 'unknown'))
             rc, out, err = self.runner(mount.remount_argv)
             if rc != 0:
                 mount.remount_error = (err or out or 'exit status %d' % rc).strip()

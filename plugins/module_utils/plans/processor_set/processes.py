@@ -13,6 +13,7 @@ __metaclass__ = type
 import errno
 import os
 
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import journal
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import numa
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import (
@@ -166,6 +167,15 @@ class ProcessBinding(object):
         done = {'moved': {}, 'cpuset_error': None, 'cpuset_after': None}
         if live is None or plan.check_mode:
             return done
+        moving = any(self._needs_move(entry) for dummy, dummy2, entries in live['found'] for entry in entries)
+        cpuset_changes = cpuset and (
+            (plan.state == 'present' and (live['seen'] or live['cpuset'] is not None)
+             and live['cpuset'] != self._cpuset_wanted()) or (plan.state == 'absent' and live['cpuset'] is not None))
+        if moving or cpuset_changes:
+            journal.before('unsupported', 'processor_set %s: running processes' % plan.name, root=plan.root,
+                           detail='the running processes bound to the set (sched_setaffinity%s) are not unbound by a '
+                                  'revert: they keep their CPUs until they restart' % (
+                                      ', cpuset %s' % cpuset.folder if cpuset else ''))
         for matcher, pids, entries in live['found']:
             for entry in entries:
                 if self._needs_move(entry):

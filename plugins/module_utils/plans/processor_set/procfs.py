@@ -149,7 +149,8 @@ class CpusetV1(object):
 
     @staticmethod
     def _write(path, value):
-        sysfs.write_text(path, str(value))
+        # a cpuset's files are not kept for a revert: processes.py notes the binding as one a revert cannot undo
+        sysfs.write_text(path, str(value), keep=False)
 
     def ensure(self, cpus, mems):
         """Create or update the cpuset; memory_migrate first so that moved tasks take their pages."""

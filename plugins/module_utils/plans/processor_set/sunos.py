@@ -16,6 +16,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import journal
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import numa
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
@@ -41,6 +42,16 @@ def to_bind(pids, before, target):
 
 
 # ------------------------------------------------------------------ the SunOS run
+# The commands that only read: every other psrset, pooladm, poolcfg, poolbind or projmod changes the host.
+_READS = (('psrset', '-i'), ('psrset', '-q'), ('poolbind', '-q'), ('poolcfg', '-c', 'info'), ('poolcfg', '-dc', 'info'))
+
+
+def _changes_the_host(argv):
+    if argv[0] not in ('psrset', 'pooladm', 'poolcfg', 'poolbind', 'projmod') or argv == ['pooladm']:
+        return False
+    return not any(tuple(argv[:len(read)]) == read for read in _READS)
+
+
 class SunOSProcessorSet(Plan):
     """psrset (persist=false) or a resource pool (persist=true, sunos_pools.py); see the module docs.
 
@@ -79,6 +90,10 @@ class SunOSProcessorSet(Plan):
         self.topology = None
 
     def run_ok(self, argv, what=None):
+        if _changes_the_host(argv):
+            journal.before('unsupported', 'processor_set %s: %s' % (self.name, argv[0]), root=self.root,
+                           detail='%s changes the running processor sets and pools (and /etc/pooladm.conf, '
+                                  '/etc/project) through its command; a revert does not undo it' % argv[0])
         rc, out, err = self.runner(argv)
         if rc != 0:
             raise InputError('%s failed (rc=%d): %s' % (what or ' '.join(argv), rc, (err or out).strip()))

@@ -77,3 +77,9 @@ def test_etc_kernel_cmdline_comes_first_and_proc_cmdline_last(tmp_path):
 
 def test_nothing_to_read_is_none(tmp_path):
     assert cmdline.next_boot(str(tmp_path)) is None
+
+
+def test_quotes_group_and_an_empty_pair_is_an_empty_word():
+    # As the kernel's next_arg reads them: the quotes go, the blank inside stays, "" is a word.
+    assert cmdline.split('ro "foo=a b" "" quiet') == ['ro', 'foo=a b', '', 'quiet']
+    assert cmdline.params('a "" b=1') == [('a', None), ('', None), ('b', '1')]

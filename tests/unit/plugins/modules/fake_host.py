@@ -12,6 +12,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import os
 
 from ansible_collections.dbhost.tuning.tests.unit import helpers
 from ansible_collections.dbhost.tuning.tests.unit.fixtures.block import fake_sysfs
@@ -92,4 +93,6 @@ def build(root):
     fake_sysfs.build(root)
     for path, text in FILES.items():
         put(root, path, text)
+    # as on every host: the baseline (engine/baseline.py) makes only its own folder in it
+    os.makedirs(os.path.join(root, 'var', 'lib'), exist_ok=True)
     return root

@@ -1,0 +1,109 @@
+# -*- coding: utf-8 -*-
+# Copyright: contributors to dbhost.tuning
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""TuneD's profile files and its merge of included profiles, as TuneD reads them."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import pytest
+
+from ansible_collections.dbhost.tuning.plugins.module_utils.formats import tuned
+
+
+def test_parse_comments_continuations_duplicates_and_case():
+    text = ('# header\n; also a comment\n[main]\nsummary = Oracle  # inline\ninclude=a, b;c\n'
+            '[sysctl]\nKernel.X = 1\nkernel.y=a#b\nkernel.y = 2\nnet.z = 1\n  2\n[main]\ndescription=d\n')
+    units = tuned.parse(text)
+    assert units['main'] == {'summary': 'Oracle', 'include': 'a, b;c', 'description': 'd'}
+    # case kept; a # without whitespace before it is part of the value; later duplicates win
+    assert units['sysctl'] == {'Kernel.X': '1', 'kernel.y': '2', 'net.z': '1\n2'}
+    assert tuned.include_names(units['main']['include']) == ['a', 'b', 'c']
+
+
+@pytest.mark.parametrize('text, message', [
+    ('x=1\n', "t line 1: 'x=1' comes before any [section]"),
+    ('[main]\njunk\n', "t line 2: 'junk' is neither a [section] nor option = value"),
+])
+def test_parse_refuses_what_tuned_refuses(text, message):
+    with pytest.raises(tuned.TunedError, match=message.replace('[', r'\[').replace(']', r'\]')):
+        tuned.parse(text, 't')
+
+
+def test_active_profile_names_and_main_conf():
+    assert tuned.profile_names('oracle  my-db\nbad/name x.y\n') == ['oracle', 'my-db', 'x.y']
+    conf = tuned.parse_main_conf('# c\ndaemon = 1\nreapply_sysctl = 0\nprofile_dirs = /usr/lib/tuned,/opt/p\n')
+    assert tuned.flag(conf['reapply_sysctl']) is False and tuned.flag(None) is True and tuned.flag('yes') is True
+    assert tuned.profile_dirs(conf) == ('/usr/lib/tuned', '/opt/p')
+    assert tuned.profile_dirs({}) == tuned.PROFILE_DIRS
+
+
+def locator(files):
+    def locate(name, skip):
+        for folder in ('/etc/tuned', '/usr/lib/tuned'):
+            path = '%s/%s/tuned.conf' % (folder, name)
+            if path in files and path not in skip:
+                return path, files[path]
+        return None
+    return locate
+
+
+def test_includes_first_then_the_including_profile_and_replace():
+    files = {'/usr/lib/tuned/base/tuned.conf': '[sysctl]\na=1\nb=1\n[disk]\nreadahead=100\nelevator=x\n',
+             '/usr/lib/tuned/mid/tuned.conf': '[main]\ninclude=base\n[sysctl]\nb=2\n',
+             '/etc/tuned/top/tuned.conf': '[main]\ninclude=mid\n[disk]\nreplace=1\nreadahead=300\n'}
+    units, problems = tuned.load(['top'], locator(files))
+    assert problems == []
+    values = dict((k, (v, str(o))) for k, (v, o) in units['sysctl'].items())
+    assert values == {'a': ('1', 'TuneD profile base (/usr/lib/tuned/base/tuned.conf)'),
+                      'b': ('2', 'TuneD profile mid (/usr/lib/tuned/mid/tuned.conf)')}
+    assert sorted(units['disk']) == ['readahead', 'replace']   # replace=1 dropped base's elevator
+
+
+def test_several_active_profiles_the_later_wins():
+    files = {'/usr/lib/tuned/a/tuned.conf': '[sysctl]\nx=1\n', '/usr/lib/tuned/b/tuned.conf': '[sysctl]\nx=2\n'}
+    units, dummy = tuned.load(['a', 'b'], locator(files))
+    assert units['sysctl']['x'][0] == '2' and units['sysctl']['x'][1].profile == 'b'
+
+
+def test_a_cycle_and_a_missing_profile_are_problems_not_crashes():
+    cycle = {'/etc/tuned/a/tuned.conf': '[main]\ninclude=b\n', '/etc/tuned/b/tuned.conf': '[main]\ninclude=a\n'}
+    assert tuned.load(['a'], locator(cycle)) == (
+        {}, ['TuneD cannot load the profile a: profile a includes itself (a cycle), and no other folder has one'])
+    assert tuned.load(['gone'], locator({})) == ({}, ['TuneD cannot load the profile gone: no profile gone in the '
+                                                      'profile folders'])
+    # /etc/tuned/a including a: the one in /usr/lib, no cycle
+    extend = {'/etc/tuned/a/tuned.conf': '[main]\ninclude=a\n[sysctl]\nx=2\n', '/usr/lib/tuned/a/tuned.conf': '[sysctl]\nx=1\ny=1\n'}
+    units, problems = tuned.load(['a'], locator(extend))
+    assert problems == [] and units['sysctl']['x'][0] == '2' and units['sysctl']['y'][0] == '1'
+
+
+@pytest.mark.parametrize('raw, current, written', [
+    ('5', '9', '5'), ('>5', '3', '5'), ('>5', '9', None), ('<5', '9', '5'), ('<5', '3', None), ('>5', None, '5'),
+    ('>x', '3', None),
+])
+def test_assignment_modifiers(raw, current, written):
+    assert tuned.modified(raw, current) == written
+
+
+@pytest.mark.parametrize('devices, device, selected', [
+    ('*', 'sda', True), ('sda,sdb', 'sdb', True), ('sda', 'nvme0n1', False), ('nvme*', 'nvme0n1', True),
+    ('!sda', 'sda', False), ('!sda', 'sdb', True), ('', 'sdc', True),
+])
+def test_devices_selection(devices, device, selected):
+    assert tuned._selects(devices, device) is selected
+
+
+def test_profile_values_and_vm_options():
+    units, dummy = tuned.load(['p'], locator({'/etc/tuned/p/tuned.conf': (
+        '[variables]\nn=7\n[sysctl]\nvm.a=${n}\nvm.b=${f:x}\n[vm]\ndirty_bytes=10%\ntransparent_hugepage=never\n'
+        'transparent_hugepage.defrag=madvise\n[sysfs]\n/sys/kernel/mm/ksm/run=0\n')}))
+    profile = tuned.Profile(['p'], units)
+    assert profile.value('${n} 8') == ('7 8', True) and profile.value('${f:x}') == ('${f:x}', False)
+    sysctl = dict((k, v) for k, (v, o) in profile.sysctl().items())
+    assert sysctl == {'vm.a': '${n}', 'vm.b': '${f:x}', 'vm.dirty_ratio': '10'}
+    assert profile.sysfs_value(tuned.THP_ENABLED)[0] == 'never'
+    assert profile.sysfs_value(tuned.THP_DEFRAG)[0] == 'madvise'
+    assert profile.sysfs_value('/sys/kernel/mm/ksm/run')[0] == '0'
+    assert profile.sysfs_value('/sys/kernel/mm/other') is None

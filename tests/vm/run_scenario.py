@@ -13,7 +13,10 @@ state.json and stops the VM afterwards. Steps, each timed:
   5. scripts/drift-check: the records before the reboot (the predictions), and observe.py
   6. ansible.builtin.reboot
   7. scripts/drift-check again, observe.py, `ulimit -l` of a real postgres login
-  8. verify.py judges; every check is printed; exit 1 when one failed
+  8. the files of somebody else's removed, playbooks/revert.yml twice (the second changes
+     nothing), a reboot, and snapshot.py (also run before tune.yml and before the revert):
+     every file and live value the baseline names is back as it was before tune.yml
+  9. verify.py judges; every check is printed; exit 1 when one failed
 Everything read and judged is kept in .cache/vmlab/run/<name>/results/.
 """
 
@@ -150,6 +153,24 @@ class Scenario:
         if rc != 0:
             raise RuntimeError('ansible.builtin.reboot failed (exit %d); see %s' % (rc, os.path.join(self.results, 'reboot.log')))
 
+    def snapshot(self, when):
+        out = self.ssh(['python3', '-'], stdin=os.path.join(HERE, 'snapshot.py'))
+        with open(os.path.join(self.results, 'snapshot-%s.json' % when), 'w') as handle:
+            handle.write(out)
+        return json.loads(out)
+
+    def remove_site_files(self):
+        self.ssh(['rm', '-f'] + sorted(SITE_FILES))
+
+    def revert(self, log_name):
+        """playbooks/revert.yml: (exit code, the changed count of its PLAY RECAP)."""
+        rc = self.ansible(['ansible-playbook', '-i', self.inventory, os.path.join(ROOT, 'playbooks', 'revert.yml')],
+                          log_name)
+        with open(os.path.join(self.results, log_name)) as handle:
+            recap = [line for line in handle if line.startswith(HOST) and 'changed=' in line]
+        changed = int(recap[-1].split('changed=', 1)[1].split()[0]) if recap else None
+        return rc, changed
+
     def login_limits(self):
         # A real login: sshd's PAM session runs pam_limits, which reads limits.d.
         soft, hard = self.ssh(['ulimit -Sl; ulimit -Hl'], user='postgres').split()
@@ -170,6 +191,7 @@ def expectations(size_mb):
 
 def run(scenario):
     size_mb = scenario.step('prepare (data disk, shared_memory_size)', scenario.prepare)
+    untuned = scenario.step('snapshot before tune.yml', scenario.snapshot, 'untuned')
     scenario.step('tune.yml (all five roles)', scenario.tune)
     scenario.step('files of somebody else\'s', scenario.lay_site_files)
     exit_before, before = scenario.step('drift check before the reboot', scenario.drift_check, 'before')
@@ -178,8 +200,16 @@ def run(scenario):
     exit_after, after = scenario.step('drift check after the reboot', scenario.drift_check, 'after')
     observed = scenario.step('observe after the reboot', scenario.observe, before + after, 'after')
     login = scenario.step('postgres login limits', scenario.login_limits)
+    tuned = scenario.step('snapshot before the revert', scenario.snapshot, 'tuned')
+    scenario.step('remove the files of somebody else\'s', scenario.remove_site_files)
+    revert_exit, dummy = scenario.step('revert.yml', scenario.revert, 'revert.log')
+    dummy, second_changed = scenario.step('revert.yml again', scenario.revert, 'revert-again.log')
+    scenario.step('reboot after the revert', scenario.reboot)
+    reverted = scenario.step('snapshot after the revert and a reboot', scenario.snapshot, 'reverted')
     evidence = {'before': before, 'after': after, 'exit_before': exit_before, 'exit_after': exit_after,
-                'observed_before': observed_before, 'observed': observed, 'login': login}
+                'observed_before': observed_before, 'observed': observed, 'login': login,
+                'revert': {'untuned': untuned, 'tuned': tuned, 'reverted': reverted, 'exit': revert_exit,
+                           'second_changed': second_changed}}
     expect = expectations(size_mb)
     with open(os.path.join(scenario.results, 'evidence.json'), 'w') as handle:
         json.dump({'evidence': evidence, 'expect': expect}, handle, indent=1, sort_keys=True)

@@ -11,10 +11,16 @@ scenario fails when ``failed`` is not empty. ``evidence`` holds:
   observed_before, observed    observe.py's output before / after the reboot
   login               {"soft": ..., "hard": ...}: `ulimit -Sl` / `ulimit -Hl` of a postgres
                       login through sshd (PAM, pam_limits), after the reboot
+  revert (optional)   {"untuned": snapshot.py before tune.yml, "tuned": snapshot.py before the
+                      revert, "reverted": snapshot.py after playbooks/revert.yml and a reboot,
+                      "exit": revert.yml's exit code, "second_changed": the changed count of a
+                      second revert}
 ``expect`` is the scenario's own knowledge (inventory/group_vars/all.yml, prepare.sh and the
 files of somebody else's that run_scenario.py lays down), never taken from the records.
 Standard library only: the unit tests run it on recorded evidence.
 """
+
+import hashlib
 
 CLEAN = ('ok', 'unsupported')
 
@@ -219,8 +225,36 @@ def check_host(checks, evidence, expect):
                  (expect['login_memlock'], expect['login_memlock']))
 
 
+def _digest(text):
+    return hashlib.sha256(text.encode('utf-8', 'surrogateescape')).hexdigest()
+
+
+def check_revert(checks, revert):
+    """After playbooks/revert.yml and a reboot: every file the baseline names is as it was
+    (same bytes, or absent), and every live value it names is what the host had before
+    tune.yml ran, as the system reads it, not as the baseline says."""
+    checks.equal('revert.yml exit code', revert['exit'], 0)
+    checks.equal('a second revert.yml: changed tasks', revert['second_changed'], 0)
+    baseline = revert['tuned'].get('baseline') or {}
+    checks.that(bool(baseline.get('files')) and bool(baseline.get('live')),
+                'the baseline names files (%d) and live values (%d)'
+                % (len(baseline.get('files') or {}), len(baseline.get('live') or {})))
+    for name, entry in sorted((baseline.get('files') or {}).items()):
+        wanted = _digest(entry['content']) if entry.get('existed') else None
+        checks.equal('%s after the revert and a reboot (sha256, or None when absent)' % name,
+                      revert['reverted']['files'].get(name), wanted)
+    untuned, reverted = revert['untuned']['live'], revert['reverted']['live']
+    for path, entry in sorted((baseline.get('live') or {}).items()):
+        checks.equal('%s: the baseline kept what the host had before tune.yml' % path,
+                     selected(words(entry.get('value'))), selected(words(untuned.get(path))))
+        checks.equal('%s after the revert and a reboot = before tune.yml' % path,
+                     selected(words(reverted.get(path))), selected(words(untuned.get(path))))
+
+
 def check(evidence, expect):
     checks = Checks()
+    if 'revert' in evidence:
+        check_revert(checks, evidence['revert'])
     check_drift(checks, evidence, expect)
     check_persisted_is_next_boot(checks, evidence)
     check_shadowed(checks, evidence, expect)

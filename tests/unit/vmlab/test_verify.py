@@ -147,3 +147,51 @@ def test_service_memlock_fails(recorded):
     service = recorded['evidence']['observed']['service']['postgresql@15-main.service']
     service['LimitMEMLOCK'] = '8388608'
     assert "LimitMEMLOCK: persisted before the reboot = live after it: '8388608'" in failures(recorded)
+
+
+def revert_evidence():
+    """A revert round trip as snapshot.py reports it: one sysctl, one queue attribute, a file
+    the tune replaced and one it created."""
+    fstab = 'UUID=1 / ext4 defaults 0 1\n/dev/vdb /var/lib/postgresql ext4 defaults 0 2\n'
+    baseline = {'schema': 1, 'state': 'applied', 'files': {
+        '/etc/fstab': {'existed': True, 'content': fstab, 'mode': 420},
+        '/etc/sysctl.d/90-dbhost-tuning.conf': {'existed': False, 'folders': []}},
+        'live': {'/proc/sys/kernel/sem': {'value': '32000\t1024000000\t500\t32000'},
+                 '/sys/block/vdb/queue/scheduler': {'value': '[mq-deadline] none'}}}
+    untuned = {'live': {'/proc/sys/kernel/sem': '32000\t1024000000\t500\t32000\n',
+                        '/sys/block/vdb/queue/scheduler': '[mq-deadline] none\n'}, 'baseline': None, 'files': {}}
+    tuned = {'live': {'/proc/sys/kernel/sem': '250\t32000\t100\t128\n', '/sys/block/vdb/queue/scheduler': 'mq-deadline [none]\n'},
+             'baseline': baseline, 'files': {}}
+    reverted = {'live': dict(untuned['live']), 'baseline': dict(baseline, state='reverted'),
+                'files': {'/etc/fstab': verify._digest(fstab), '/etc/sysctl.d/90-dbhost-tuning.conf': None}}
+    return {'untuned': untuned, 'tuned': tuned, 'reverted': reverted, 'exit': 0, 'second_changed': 0}
+
+
+def revert_failures(revert):
+    checks = verify.Checks()
+    verify.check_revert(checks, revert)
+    return checks.failed
+
+
+def test_a_revert_back_where_it_was_passes():
+    assert revert_failures(revert_evidence()) == []
+
+
+@pytest.mark.parametrize('spoil, named', [
+    (lambda r: r['reverted']['live'].update({'/proc/sys/kernel/sem': '250 32000 100 128\n'}), '/proc/sys/kernel/sem after'),
+    (lambda r: r['reverted']['live'].update({'/sys/block/vdb/queue/scheduler': 'mq-deadline [none]\n'}),
+     '/sys/block/vdb/queue/scheduler after'),
+    (lambda r: r['reverted']['files'].update({'/etc/sysctl.d/90-dbhost-tuning.conf': 'ab12'}),
+     '/etc/sysctl.d/90-dbhost-tuning.conf after'),
+    (lambda r: r['reverted']['files'].update({'/etc/fstab': verify._digest('UUID=1 / ext4 defaults 0 1\n')}),
+     '/etc/fstab after'),
+    (lambda r: r['tuned']['baseline']['live'].update({'/proc/sys/kernel/sem': {'value': '250 32000 100 128'}}),
+     'the baseline kept'),
+    (lambda r: r.update({'exit': 2}), 'revert.yml exit code'),
+    (lambda r: r.update({'second_changed': 1}), 'a second revert.yml'),
+])
+def test_a_revert_that_left_something_fails_naming_it(spoil, named):
+    revert = revert_evidence()
+    spoil(revert)
+    failed = revert_failures(revert)
+    assert failed and any(named in line for line in failed), failed

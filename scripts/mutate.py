@@ -11,7 +11,8 @@ sizing/, and the comparison and ownership code of state/), this script:
   2. runs the unit stage once in a copy under a line tracer, to learn which tests run each line
      of the files above; the map is kept in .cache/mutate/, keyed by the hash of the sources and
      the tests, so a second run on the same code reuses it;
-  3. makes the mutants (below) with the standard ast module, samples them, and runs for each
+  3. makes the mutants (below) with the standard ast module, samples them (by a hash of what
+     each mutant is, so that a change elsewhere leaves the sample alone), and runs for each
      only the tests that run its line (``pytest -x -q``, fastest first, with a timeout);
   4. runs the whole unit stage (tests/unit tests/integration) on the survivors: all of them
      applied at once, halving the group whenever the suite fails (each half tries the test
@@ -42,7 +43,6 @@ import glob
 import hashlib
 import json
 import os
-import random
 import shutil
 import signal
 import subprocess
@@ -335,6 +335,25 @@ class Finder(ast.NodeVisitor):
         elif isinstance(node.value, int):
             value = {0: 1, 1: 0}.get(node.value, node.value + 1)
             self.add(node, repr(value), 'constant', statement=True)
+
+
+def stable_sample(mutants, count, seed):
+    """``count`` of ``mutants``, each drawn by a hash of what it is, not of where it is.
+
+    A mutant's rank is the hash of the seed, its file, function, kind, the text it replaces and
+    the text it puts (and which occurrence of that it is in the function), never its line or
+    offset: a change elsewhere in the code leaves the rest of the sample as it was, so two runs
+    on either side of a change compare the same mutants where the code did not change.
+    """
+    seen = {}
+    ranked = []
+    for mutant in sorted(mutants, key=lambda m: (m.path, m.start)):
+        what = (mutant.path, mutant.function or '', mutant.kind, mutant.before, mutant.after)
+        seen[what] = seen.get(what, -1) + 1
+        text = '\0'.join(str(part) for part in (seed,) + what + (seen[what],))
+        ranked.append((hashlib.sha256(text.encode('utf-8')).hexdigest(), mutant))
+    ranked.sort(key=lambda pair: pair[0])
+    return sorted((mutant for dummy, mutant in ranked[:count]), key=lambda m: (m.path, m.start))
 
 
 def target_files(checkout, patterns=None):
@@ -795,7 +814,7 @@ def main(argv=None):
     mutants = make_mutants(CHECKOUT, files)
     total = len(mutants)
     if args.sample and args.sample < total:
-        mutants = sorted(random.Random(args.seed).sample(mutants, args.sample), key=lambda m: (m.path, m.start))
+        mutants = stable_sample(mutants, args.sample, args.seed)
     log('%d mutants in %d files; running %d (seed %d)' % (total, len(files), len(mutants), args.seed))
     if args.list:
         for mutant in mutants:

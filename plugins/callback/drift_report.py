@@ -13,14 +13,18 @@ short_description: Write drift reports (JSON, JUnit XML, Markdown) from the coll
 version_added: 0.1.0
 description:
   - Collects the C(settings) records that every C(dbhost.tuning) module returns
-    (C({name, target, desired, live, persisted, status, detail})) from every task result, including
+    (C({name, target, desired, live, persisted, status, detail, source, reason})) from every task result, including
     failed task results and the items of a loop, and writes them per host when the playbook ends.
-  - C(drift.json) holds host -> records (each with the task name and the module), the state of every
-    host (V(clean), V(drift), V(failed) or V(unreachable)) and an overall summary.
+  - C(drift.json) holds host -> records (each with the task name and the module, its C(source) and C(reason)),
+    the state of every host (V(clean), V(drift), V(failed) or V(unreachable)) and an overall summary. Its shape
+    is versioned (C(schema_version), now 2) and described by the JSON Schema C(docs/drift-report.schema.json)
+    shipped with the collection.
   - C(drift.xml) is a JUnit report with one test suite per host and one test case per setting; a setting
-    that drifted is a failing test case whose message names the desired, live and persisted values.
+    that drifted is a failing test case whose message gives its reason and the desired, live and persisted
+    values; each test case's text names the record's source.
     A host that was unreachable or on which a task failed gets an error test case, so it never reads as clean.
-  - C(drift.md) is a table for a person to read in a merge request or a job summary, drifted rows first.
+  - C(drift.md) is a table for a person to read in a merge request or a job summary, drifted rows first, with
+    the reason and source of each row.
   - A setting counts as clean when its status is V(ok) or V(unsupported); every other status is drift.
   - V(unsupported) records (what this platform or container cannot have, such as a key the running kernel does
     not have, a read-only C(/proc/sys) or a missing sysfs attribute) are counted apart from drift in every report,
@@ -33,7 +37,8 @@ description:
     of a result (C(debug), C(set_fact)) is never counted twice. A result that failed only because its records
     drifted (C(drift_gate) true, from a module's C(fail_on_drift), the gate of C(playbooks/drift.yml)) counts
     as drift, not as a failed host.
-  - Prints a table per host (setting, desired, live, persisted, status) at the end of the run.
+  - Prints a table per host (setting, desired, live, persisted, status; a reason column when a row is not V(ok),
+    and a source column of numbers spelled out under the table) at the end of the run.
   - Results are handled in Ansible's main process; ansible-core serializes callback calls, and this plugin
     also holds its own lock, so results arriving interleaved from several forks are safe.
   - Needs enabling, for example with C(ANSIBLE_CALLBACKS_ENABLED=dbhost.tuning.drift_report).
@@ -90,8 +95,12 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.engine.compare impor
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import write_atomic
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import CLEAN_STATUSES
 
-REPORT_FORMAT_VERSION = 1
-RECORD_KEYS = ('name', 'target', 'desired', 'live', 'persisted', 'status', 'detail', 'comparison', 'owner', 'kind')
+# The version of drift.json's shape, which docs/drift-report.schema.json describes (its
+# schema_version is a const): 2 added each record's source and reason.  format_version, the
+# name version 1 had, stays beside it with the same number.
+SCHEMA_VERSION = 2
+RECORD_KEYS = ('name', 'target', 'desired', 'live', 'persisted', 'status', 'detail', 'comparison', 'owner', 'kind',
+               'source', 'reason')
 FILE_NAMES = {'json': 'drift.json', 'junit': 'drift.xml', 'markdown': 'drift.md'}
 
 CLEAN = 'clean'
@@ -277,7 +286,8 @@ def build_report(hosts, playbooks=(), started=None, finished=None):
             summary['statuses'][status] = summary['statuses'].get(status, 0) + 1
     summary['state'] = next((state for state in HOST_STATES if summary[state]), CLEAN)
     return {
-        'format_version': REPORT_FORMAT_VERSION,
+        'schema_version': SCHEMA_VERSION,
+        'format_version': SCHEMA_VERSION,
         'started': started.isoformat() if started else None,
         'finished': finished.isoformat() if finished else None,
         'playbooks': list(playbooks),
@@ -302,14 +312,23 @@ def _display_names(records):
     return names
 
 
+def reason_text(record):
+    """Why a row is not ok: the record's reason; the detail where a module gave none; '' for ok."""
+    if record.get('status') == 'ok':
+        return ''
+    return format_value(record.get('reason') or record.get('detail') or '-')
+
+
 def unsupported_message(record):
-    return 'unsupported: %s (desired %s)' % (record.get('detail') or 'not on this host', desired_text(record))
+    return 'unsupported: %s (desired %s)' % (record.get('reason') or record.get('detail') or 'not on this host',
+                                             desired_text(record))
 
 
 def drift_message(record):
-    return 'desired %s, live %s, persisted %s (%s)' % (
+    values = 'desired %s, live %s, persisted %s (%s)' % (
         desired_text(record), format_value(record.get('live')),
         format_value(record.get('persisted')), record.get('status'))
+    return '%s: %s' % (format_value(record['reason']), values) if record.get('reason') else values
 
 
 def render_json(report):
@@ -356,6 +375,9 @@ def render_junit(report):
                 text += 'item: %s\n' % format_value(record['item'])
             if record.get('detail'):
                 text += 'detail: %s\n' % record['detail']
+            if record.get('reason'):
+                text += 'reason: %s\n' % record['reason']
+            text += 'source: %s\n' % format_value(record.get('source'))
             if is_unsupported(record['status']):
                 # Not applicable on this host: skipped with the reason, never a pass nor a failure.
                 skipped = element(case, 'skipped', message=unsupported_message(record))
@@ -417,14 +439,15 @@ def render_markdown(report):
     rows = sorted_rows(report)
     if rows:
         lines.extend(['## Settings: drifted first, then unsupported (not applicable here), then ok', '',
-                      '| host | setting | desired | live | persisted | status | detail |',
-                      '|---|---|---|---|---|---|---|'])
+                      '| host | setting | desired | live | persisted | status | reason | source | detail |',
+                      '|---|---|---|---|---|---|---|---|---|'])
         for host, name, record in rows:
             status = record['status']
             status = '**%s**' % status if not is_clean(status) else '_%s_' % status if is_unsupported(status) else status
-            lines.append('| %s | %s | %s | %s | %s | %s | %s |' % (
+            lines.append('| %s | %s | %s | %s | %s | %s | %s | %s | %s |' % (
                 _md_cell(host), _md_cell(name), _md_cell(desired_text(record)), _md_cell(record.get('live')),
-                _md_cell(record.get('persisted')), status, _md_cell(record.get('detail') or '')))
+                _md_cell(record.get('persisted')), status, _md_cell(reason_text(record)),
+                _md_cell(record.get('source') or ''), _md_cell(record.get('detail') or '')))
     else:
         lines.append('No setting records were reported.')
     counts = ', '.join('%s %d' % (status, count) for status, count in sorted(summary['statuses'].items()))
@@ -451,7 +474,6 @@ def render_terminal(report, mode='full'):
                       summary['state'], plural(summary['hosts'], 'host'), summary['clean'], summary['drift'], summary['failed'],
                       summary['unreachable'], summary['drifted'], summary['settings'], _unsupported_count(summary)),
                   summary['state']))
-    header = ('setting', 'desired', 'live', 'persisted', 'status')
     for host, entry in sorted(report['hosts'].items()):
         lines.append(('', None))
         lines.append(('%s: %s (%d settings, %d drifted%s)' % (
@@ -463,20 +485,39 @@ def render_terminal(report, mode='full'):
         # The drift view keeps the unsupported rows: what is not applied here is never left out.
         rows = [(name, record) for record, name in zip(entry['settings'], _display_names(entry['settings']))
                 if mode == 'full' or not is_clean(record['status']) or is_unsupported(record['status'])]
-        if not rows:
-            continue
-        # An unsupported row says why in a reason column (shown when the table has such a row).
-        reasons = any(is_unsupported(record['status']) for dummy, record in rows)
-        cells = [header + (('reason',) if reasons else ())] + [tuple(_clip(format_value(value)) for value in (
-            name, desired_text(record), record.get('live'), record.get('persisted'), record['status'])) + ((
-                _clip(format_value(record.get('detail') or '-'), 100) if is_unsupported(record['status']) else '',)
-                if reasons else ()) for name, record in rows]
-        widths = [max(len(row[column]) for row in cells) for column in range(len(cells[0]))]
-        for index, row in enumerate(cells):
-            text = '  ' + '  '.join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip()
-            status = None if index == 0 else rows[index - 1][1]['status']
-            state = UNSUPPORTED if is_unsupported(status) else None if status is None or is_clean(status) else DRIFT
-            lines.append((text, state))
+        if rows:
+            lines.extend(_terminal_table(rows))
+    return lines
+
+
+def _terminal_table(rows):
+    """One host's table: a reason column when a row is not ok, a source column of numbers that
+    the lines under the table spell out (a vendor document's title once, however many rows)."""
+    reasons = any(record['status'] != 'ok' for dummy, record in rows)
+    sources = []
+    for dummy, record in rows:
+        if record.get('source') and record['source'] not in sources:
+            sources.append(record['source'])
+    header = ('setting', 'desired', 'live', 'persisted', 'status') + (('reason',) if reasons else ()) + (
+        ('source',) if sources else ())
+    cells = [header]
+    for name, record in rows:
+        row = tuple(_clip(format_value(value)) for value in (
+            name, desired_text(record), record.get('live'), record.get('persisted'), record['status']))
+        if reasons:
+            row += (_clip(reason_text(record), 100),)
+        if sources:
+            row += ('[%d]' % (sources.index(record['source']) + 1) if record.get('source') else '-',)
+        cells.append(row)
+    widths = [max(len(row[column]) for row in cells) for column in range(len(cells[0]))]
+    lines = []
+    for index, row in enumerate(cells):
+        text = '  ' + '  '.join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip()
+        status = None if index == 0 else rows[index - 1][1]['status']
+        state = UNSUPPORTED if is_unsupported(status) else None if status is None or is_clean(status) else DRIFT
+        lines.append((text, state))
+    for number, source in enumerate(sources, 1):
+        lines.append(('  [%d] %s' % (number, _clip(format_value(source), 200)), None))
     return lines
 
 

@@ -240,6 +240,19 @@ settings:
     detail:
       description: Why, in words; names the udev key, warns when it is only the kernel name, and says whether udev was reloaded.
       type: str
+    source:
+      description: >-
+        On whose word the desired value stands - here the task option that gave it (the item of O(devices) that gave the attribute).
+        Through M(dbhost.tuning.host_state), the vendor document, sizing rule or role variable.
+      type: str
+      sample: "task option: block_queue.devices[0]"
+    reason:
+      description: >-
+        Why the record is not V(ok), in a few words (V(not persisted), V(live differs),
+        V(live below the minimum 4096), V(shadowed by /etc/sysctl.d/99-x.conf), V(persisted, pending restart),
+        the first words of RV(settings[].detail) for V(unsupported) and V(failed)); null when V(ok).
+      type: str
+      sample: not persisted
 devices:
   description: The selected devices, what identifies them and the udev key of their rule.
   returned: on Linux

@@ -125,6 +125,20 @@ settings:
     detail:
       description: Why, in words.
       type: str
+    source:
+      description: >-
+        On whose word the desired value stands - the vendor document and section, or the sizing rule
+        with its arithmetic, or the role variable (C(user: kernel_params_settings)); the same as the
+        record of RV(desired_state) it comes from.
+      type: str
+      sample: "user: kernel_params_settings"
+    reason:
+      description: >-
+        Why the record is not V(ok), in a few words (V(not persisted), V(live differs),
+        V(live below the minimum 4096), V(shadowed by /etc/sysctl.d/99-x.conf), V(persisted, pending restart),
+        the first words of RV(settings[].detail) for V(unsupported) and V(failed)); null when V(ok).
+      type: str
+      sample: not persisted
     comparison:
       description: exact, minimum or maximum (or one per field).
       type: raw

@@ -202,6 +202,19 @@ settings:
       description: Why, in words - for a short pool C(requested N, allocated M), and whether memory was compacted.
       type: str
       sample: requested 2048, allocated 1536 (after compacting memory)
+    source:
+      description: >-
+        On whose word the desired value stands - here the task option that gave it.
+        Through M(dbhost.tuning.host_state), the vendor document, sizing rule or role variable.
+      type: str
+      sample: "task option: hugepages.pages"
+    reason:
+      description: >-
+        Why the record is not V(ok), in a few words (V(not persisted), V(live differs),
+        V(live below the minimum 4096), V(shadowed by /etc/sysctl.d/99-x.conf), V(persisted, pending restart),
+        the first words of RV(settings[].detail) for V(unsupported) and V(failed)); null when V(ok).
+      type: str
+      sample: not persisted
 compacted:
   description: Whether memory was compacted during this run.
   returned: always

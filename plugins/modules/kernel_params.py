@@ -182,6 +182,19 @@ settings:
     detail:
       description: Why, in words, including the winning file for V(shadowed).
       type: str
+    source:
+      description: >-
+        On whose word the desired value stands - here the task option that gave it.
+        Through M(dbhost.tuning.host_state), the vendor document, sizing rule or role variable.
+      type: str
+      sample: "task option: kernel_params.params"
+    reason:
+      description: >-
+        Why the record is not V(ok), in a few words (V(not persisted), V(live differs),
+        V(live below the minimum 4096), V(shadowed by /etc/sysctl.d/99-x.conf), V(persisted, pending restart),
+        the first words of RV(settings[].detail) for V(unsupported) and V(failed)); null when V(ok).
+      type: str
+      sample: not persisted
     comparison:
       description:
         - How RV(settings[].desired) is meant - V(exact), V(minimum) (at least; a larger value is met and

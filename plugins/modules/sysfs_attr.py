@@ -143,6 +143,19 @@ settings:
     detail:
       description: Why, in words; lists the choices of a choice attribute and the winning file when shadowed.
       type: str
+    source:
+      description: >-
+        On whose word the desired value stands - here the task option that gave it.
+        Through M(dbhost.tuning.host_state), the vendor document, sizing rule or role variable.
+      type: str
+      sample: "task option: sysfs_attr.attributes"
+    reason:
+      description: >-
+        Why the record is not V(ok), in a few words (V(not persisted), V(live differs),
+        V(live below the minimum 4096), V(shadowed by /etc/sysctl.d/99-x.conf), V(persisted, pending restart),
+        the first words of RV(settings[].detail) for V(unsupported) and V(failed)); null when V(ok).
+      type: str
+      sample: not persisted
 changed:
   description: Whether anything changed (in check mode, would change).
   returned: always

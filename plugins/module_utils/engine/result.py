@@ -10,6 +10,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import re
+
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import baseline
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import journal
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import lock
@@ -147,6 +149,18 @@ def drift_gate_message(records, fail_on_drift):
     return '%d setting(s) drifted: %s' % (len(drifted), ', '.join(str(name) for name in drifted))
 
 
+class Decision(str):
+    """A status as decide_status() gives it: the status itself (a str, equal to the constant),
+    which also remembers what decided it, so that Setting derives the record's reason from
+    the same facts (reason_for) without every kind repeating them."""
+
+    def __new__(cls, status, live_ok=None, persisted_ok=None, live_needs=None, shadowed=False, unsupported=False):
+        decision = str.__new__(cls, status)
+        decision.facts = dict(live_ok=live_ok, persisted_ok=persisted_ok, live_needs=live_needs, shadowed=shadowed,
+                              unsupported=unsupported)
+        return decision
+
+
 def decide_status(live_ok, persisted_ok, check_mode, live_needs=None, shadowed=False, unsupported=False):
     """Return the status of one record; the rules live here and nowhere else.
 
@@ -156,7 +170,15 @@ def decide_status(live_ok, persisted_ok, check_mode, live_needs=None, shadowed=F
     PENDING_REBOOT when only a restart or reboot can bring the live value in line.
     shadowed: the persisted value that wins at boot/restart comes from another
     source than ours and does not match, whatever we write.
+
+    The status is a Decision (a str equal to one of STATUSES) that keeps these facts for
+    reason_for().
     """
+    return Decision(_status(live_ok, persisted_ok, check_mode, live_needs, shadowed, unsupported),
+                    live_ok, persisted_ok, live_needs, shadowed, unsupported)
+
+
+def _status(live_ok, persisted_ok, check_mode, live_needs, shadowed, unsupported):
     if unsupported:
         return UNSUPPORTED
     if shadowed:
@@ -173,18 +195,102 @@ def decide_status(live_ok, persisted_ok, check_mode, live_needs=None, shadowed=F
     return CHANGED
 
 
+# The clause of a detail that says why a failed or shadowed record is so, found by these words.
+_FAILED_WORDS = ('refused', 'failed', 'reads back', 'cannot', 'could not', 'not allowed')
+_SHADOWED_WORDS = ('wins', 'shadow', 'overrides', 'masks')
+# '/etc/sysctl.d/99-x.conf sets '60' and wins at boot over ...', 'limits: F:3 gives 64, which wins over ...'
+_WINNER = re.compile(r'^(?:\w+: )?(?P<who>.+?) (?P<verb>sets|writes|gives) (?P<value>.+?),? (?:and |which )?wins\b')
+
+
+def _clauses(detail):
+    return [part.strip() for part in (detail or '').split('; ') if part.strip()]
+
+
+def _first_with(detail, words):
+    for clause in _clauses(detail):
+        if any(word in clause for word in words):
+            return clause
+    return None
+
+
+def _short(clause):
+    """A clause without its closing parenthesis: 'no /proc/sys/x on this kernel (older ...)' -> '... kernel'."""
+    if clause.endswith(')') and ' (' in clause:
+        clause = clause[:clause.rindex(' (')]
+    return clause
+
+
+def _side(side, value, desired, comparison, changed=False):
+    """Why one side (live or persisted) does not meet the desired value, in a few words.
+
+    ``changed``: the record shows the values after the change, so they say nothing of before."""
+    if side == 'persisted' and (changed or value in (None, '')):
+        return 'not persisted'
+    scalar = desired is not None and not isinstance(desired, (dict, list, tuple))
+    if scalar and comparison == 'minimum':
+        return '%s below the minimum %s' % (side, desired)
+    if scalar and comparison == 'maximum':
+        return '%s above the maximum %s' % (side, desired)
+    return '%s differs' % side
+
+
+def reason_for(status, detail='', desired=None, live=None, persisted=None, comparison='exact', live_ok=None,
+               persisted_ok=None, live_needs=None, shadowed=False, unsupported=False):
+    """The short reason of a record that is not ``ok`` (None for ``ok``): derived here for every kind.
+
+    From what decided the status (live_ok, persisted_ok, live_needs, shadowed, unsupported: see
+    decide_status) and the record's own detail, values and comparison.  ``changed`` says what was
+    wrong before the change (``was: not persisted``); ``unsupported`` and ``failed`` take the clause
+    of the detail that says why; ``shadowed`` names the winner when the detail does.
+    """
+    if status == OK:
+        return None
+    if status == UNSUPPORTED:
+        clauses = _clauses(detail)
+        return _short(clauses[0]) if clauses else 'not on this host'
+    if status == FAILED:
+        clause = _first_with(detail, _FAILED_WORDS) or (_clauses(detail) or [None])[-1]
+        return clause or 'the system refused the value'
+    if status == SHADOWED:
+        clause = _first_with(detail, _SHADOWED_WORDS)
+        winner = _WINNER.match(clause or '')
+        if winner:
+            return 'shadowed by %s (%s %s)' % winner.group('who', 'verb', 'value')
+        return 'shadowed: %s' % clause if clause else 'shadowed by another source'
+    parts = []
+    if live_ok is False and status not in (PENDING_RESTART, PENDING_REBOOT):
+        parts.append(_side('live', live, desired, comparison, status == CHANGED))
+    if persisted_ok is False:
+        parts.append(_side('persisted', persisted, desired, comparison, status == CHANGED))
+    if status in (PENDING_RESTART, PENDING_REBOOT):
+        pending = 'pending %s' % status.split('_', 1)[1]
+        return '%s, %s' % ('persisted now' if persisted_ok is False else 'persisted', pending)
+    if not parts:
+        # A status given without decide_status: the detail's first clause says what happens.
+        clauses = _clauses(detail)
+        parts.append(clauses[0] if clauses else ('would change' if status == DRIFT else 'changed'))
+    reason = ', '.join(parts)
+    return 'was: %s' % reason if status == CHANGED and (live_ok is False or persisted_ok is False) else reason
+
+
 class Setting(object):
-    """One managed item: {name, target, desired, live, persisted, status, detail, comparison}.
+    """One managed item: {name, target, desired, live, persisted, status, detail, comparison, source, reason}.
 
     ``comparison`` says how ``desired`` is meant (see engine/compare.py): ``exact``, ``minimum``
     (at least: a larger live or persisted value is met and never lowered) or ``maximum``;
     a vector value may carry one comparison per field.
+
+    ``source`` is on whose word the desired value stands (a vendor document and section, a
+    sizing rule, a role variable, a task option); the plan or host_state fills it in.
+    ``reason`` is why a record is not ``ok``, in a few words (None for ``ok``): given by a kind
+    that knows better, else derived by reason_for() from what decide_status() decided.
     """
 
-    __slots__ = ('name', 'target', 'desired', 'live', 'persisted', 'status', 'detail', 'comparison')
+    __slots__ = ('name', 'target', 'desired', 'live', 'persisted', 'status', 'detail', 'comparison', 'source',
+                 'reason')
 
     def __init__(self, name, target=None, desired=None, live=None, persisted=None, status=OK, detail='',
-                 comparison='exact'):
+                 comparison='exact', source=None, reason=None):
         if status not in STATUSES:
             raise ValueError('unknown status %r for setting %r' % (status, name))
         self.name = name
@@ -192,9 +298,14 @@ class Setting(object):
         self.desired = desired
         self.live = live
         self.persisted = persisted
-        self.status = status
+        self.status = str(status)
         self.detail = detail
         self.comparison = comparison
+        self.source = source
+        if reason is None and status != OK:
+            reason = reason_for(self.status, detail, desired, live, persisted, comparison,
+                                **getattr(status, 'facts', {}))
+        self.reason = reason
 
     def as_dict(self):
         return dict((slot, getattr(self, slot)) for slot in self.__slots__)

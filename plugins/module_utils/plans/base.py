@@ -23,7 +23,7 @@ __metaclass__ = type
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import baseline
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import journal
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import Result
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import SHADOWED, Result
 
 
 class Plan(object):
@@ -44,7 +44,27 @@ class Plan(object):
         journal.settle()
         result = Result(self.check_mode)
         self.render(result, desired, live, persisted, done)
+        self.explain(result)
         return result
+
+    # On whose word a record's desired value stands when the module is called directly:
+    # the task option that gave it ('task option: kernel_params.params').  host_state puts
+    # the desired state's own source (a vendor document, a sizing rule, a role variable) in its place.
+    source = 'task option'
+
+    def source_of(self, setting):
+        """The source of a record the kind left without one (a kind with several options words it per record)."""
+        return self.source
+
+    def explain(self, result):
+        """Give every record its source (where the kind left none) and a shadowed one the file that wins."""
+        winners = dict((str(name), winner) for name, winner in self.shadowed)
+        for setting in result.settings:
+            if setting.source is None:
+                setting.source = self.source_of(setting)
+            winner = winners.get(str(setting.name))
+            if setting.status == SHADOWED and winner and winner not in str(setting.reason):
+                setting.reason = 'shadowed by %s' % winner
 
     def validate(self):
         """Refuse bad input with an InputError naming it (nothing to refuse by default)."""

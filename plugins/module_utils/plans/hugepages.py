@@ -56,6 +56,8 @@ ON_SHORT = ('fail', 'warn')
 class HugePages(Plan):
     """The hugepages module's plan: each pool's count, live and persisted."""
 
+    source = 'task option: hugepages.pages'
+
     def failed_records(self, result):
         # A short allocation is a failed record too; it is worded by extra_problems().
         return [s for s in result.failed_settings() if s.detail.startswith('the kernel refused')]

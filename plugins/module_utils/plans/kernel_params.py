@@ -125,6 +125,8 @@ class KernelParams(Plan):
       'change': the FileChange of our file, 'resolve_after': as 'resolve', after it}.
     """
 
+    source = 'task option: kernel_params.params'
+
     def __init__(self, params, state='present', apply=True, persist=True, file=None, mode='exact',
                  root='/', backup=False, fail_on_shadowed=True, check_mode=False, system_name=None,
                  runner=None, comparisons=None, header=None):

@@ -48,6 +48,8 @@ _PLATFORM_PARTS = {
     platforms.SUNOS: ('projects',),
     'default': (),
 }
+# The option of each part, named in a record's source.
+_OPTION_OF = {'limits': 'limits', 'service': 'service_limits', 'projects': 'projects'}
 _UNSUPPORTED_WHY = {
     'limits': 'pam_limits files are managed on Linux only (on SunOS use projects)',
     'service': 'systemd service drop-ins are managed on Linux only',
@@ -57,6 +59,8 @@ _UNSUPPORTED_WHY = {
 
 class ResourceLimits(Plan):
     """One run of the resource_limits module."""
+
+    source = 'task option: resource_limits.limits'
 
     failed_label = 'failed'
     shadowed_label = 'shadowed'
@@ -224,7 +228,16 @@ class ResourceLimits(Plan):
 
     def _unsupported(self, result, part, names):
         for name in names:
-            result.add(Setting(name, None, None, None, None, UNSUPPORTED, _UNSUPPORTED_WHY[part]))
+            result.add(Setting(name, None, None, None, None, UNSUPPORTED, _UNSUPPORTED_WHY[part],
+                               source='task option: resource_limits.%s' % _OPTION_OF[part]))
+
+    def source_of(self, setting):
+        name = str(setting.name)
+        if name.startswith('project '):
+            return 'task option: resource_limits.projects'
+        if ' Limit' in name:
+            return 'task option: resource_limits.service_limits'
+        return self.source
 
     def _apply_change(self, change, module, done):
         backup_file = change.commit(module, backup_file=self.backup, check_mode=self.check_mode)

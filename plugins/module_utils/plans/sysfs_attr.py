@@ -100,6 +100,8 @@ def same_value(actual, desired):
 class SysfsAttributes(Plan):
     """The sysfs_attr module's plan: each attribute's value, live and persisted."""
 
+    source = 'task option: sysfs_attr.attributes'
+
     def __init__(self, attributes, apply=True, persist=True, tmpfiles_file=None, root='/', backup=False,
                  fail_on_shadowed=True, check_mode=False, system_name=None):
         self.raw_attributes = attributes

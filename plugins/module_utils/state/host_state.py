@@ -20,10 +20,12 @@ __metaclass__ = type
 
 import os
 
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import baseline
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import host_facts
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import HostError
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.block_queue.plan import BlockQueue
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter.plan import DbParameter
+from ansible_collections.dbhost.tuning.plugins.module_utils.state.compile.block_queue import device_label
 from ansible_collections.dbhost.tuning.plugins.module_utils.state.desired import ROLES, compile_state, default_roles
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.hugepages import HugePages
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.kernel_params import KernelParams
@@ -82,6 +84,54 @@ NOTHING_ASKED = {
 # What each role's compile step reads from the host's facts.
 FACT_SUBSETS = {'shared_memory': ('memory', 'hugepages'), 'processor_sets': ('memory', 'hugepages', 'numa'),
                 'direct_io': ('mounts',)}
+
+
+# The kinds of desired-state records (state/desired.py) each kind of call turns into settings.
+RECORD_KINDS = {'sysctl': ('sysctl',), 'hugepages': ('hugepages',), 'limits': ('limits', 'service_limits', 'project'),
+                'sysfs': ('sysfs',), 'block_queue': ('block_queue',), 'mounts': ('mount',),
+                'db_parameter': ('db_parameter',), 'processor_set': ('processor_set',)}
+
+
+def _record_keys(call, setting):
+    """The desired-state keys a setting of ``call`` may stand for: the plans name some settings
+    otherwise than the compile steps key their records (``/sys/...``, ``postgresql.service``)."""
+    name = str(setting.name)
+    keys = [name, '%s %s' % (setting.target, name)]
+    if name.startswith('/sys/'):
+        keys.append(name[len('/sys/'):])
+    if call.kind == 'db_parameter':
+        keys.append('%s %s' % (call.label[len('db_parameter '):], name))
+    if call.kind == 'limits':
+        keys.append(name.replace('.service ', ' ', 1))
+    entry = str(setting.source or '').rsplit('.', 1)[-1]
+    if call.kind == 'block_queue' and entry.startswith('devices['):
+        # the plan names the item of its devices that gave the attribute: the record's key is its label
+        index = int(entry[len('devices['):-1])
+        keys.append('%s %s' % (device_label(call.kwargs['devices'][index], index), name.rsplit('/', 1)[-1]))
+    return keys
+
+
+def source_of(call, setting, records):
+    """On whose word a setting of ``call`` stands: the source of its desired-state record.
+
+    Found by key (a block queue attribute by the label of the device item that gave it); else
+    the one source the records of the call's owner and kind share for the same attribute, or
+    for the whole call (a huge page pool per node, a process bound to a processor set).  A key
+    kernel_params_absent removes stands on that variable; anything else on the call's label.
+    """
+    if call.kwargs.get('state') == 'absent':
+        return 'user: kernel_params_absent'
+    ours = [r for r in records if r['owner'] == call.owner and r['kind'] in RECORD_KINDS.get(call.kind, ())]
+    by_key = dict((str(r['key']), r['source']) for r in ours)
+    for key in _record_keys(call, setting):
+        if key in by_key:
+            return by_key[key]
+    attribute = str(setting.name).rsplit('/', 1)[-1]
+    same = [r for r in ours if str(r['key']).endswith(' ' + attribute)] or ours
+    sources = sorted(set(r['source'] for r in same))
+    if len(sources) == 1:
+        return sources[0]
+    return 'role %s: %s' % (call.owner, call.label)
 
 
 def _build(call, ctx):
@@ -167,7 +217,11 @@ class HostState(Plan):
             # every root the roles manage, back to its baseline; the roles' other variables play no part
             self.revert_plan = Revert(self.lock_roots(), check_mode=self.check_mode, runner=self.ctx.runner,
                                       bin_path=self.ctx.bin_path)
-            return self.revert_plan.run(module)
+            result = self.revert_plan.run(module)
+            for setting in result.settings:
+                # the value wanted back is the one the first tuning run found
+                setting.source = 'baseline: %s (as found before the first tuning run)' % baseline.PATH
+            return result
         facts = self.read_facts()
         self.state = compile_state(self.roles, self.inputs, facts)
         if self.check_mode:
@@ -188,6 +242,7 @@ class HostState(Plan):
             view = self._views.setdefault(call.owner, {})
             indexes = []
             for setting in part.settings:
+                setting.source = source_of(call, setting, self.state.records)
                 indexes.append(len(result.settings))
                 result.add(setting)
                 owners.append((call.owner, call.kind))

@@ -81,6 +81,8 @@ class BlockQueue(Plan):
     On SunOS and FreeBSD nothing is read: every record is ``unsupported``.
     """
 
+    source = 'task option: block_queue.devices'
+
     def __init__(self, devices, apply=True, persist=True, file=None, root='/', allow_empty=False,
                  reload=True, trigger=False, backup=False, check_mode=False, system_name=None,
                  runner=None, bin_path=None, writer=None, comparisons=None):
@@ -482,7 +484,7 @@ class BlockQueue(Plan):
             details.append('%s sets %r for %s and wins at boot over %s' % (tuned_sets[1], tuned_sets[0], disk, self.file))
         status = decide_status(live_ok, persisted_ok, self.check_mode, shadowed=shadowed)
         return Setting(record_name, target, want, live_now, persisted_now, status, '; '.join(details),
-                       comparison=how or compare.EXACT)
+                       comparison=how or compare.EXACT, source='task option: block_queue.%s' % plan['sources'][name])
 
     def _render_unsupported(self, result, system):
         why = UNSUPPORTED_WHY[system]

@@ -54,6 +54,8 @@ class DbParameter(Plan):
     docstring says what persisted and done hold; apply writes only outside check mode.
     """
 
+    source = 'task option: db_parameter.params'
+
     failed_label = 'not applied'
     shadowed_label = 'shadowed'
 

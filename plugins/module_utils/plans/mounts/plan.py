@@ -84,6 +84,8 @@ class MountOptions(Plan):
     returns {'mounts': [Mount], 'text': the file's text after, 'backup_file': path or None}.
     """
 
+    source = 'task option: mount_options.present and absent'
+
     def failed_text(self, failed):
         # One line per mount point and option, whichever record it came from.
         lines = set('%s on %s (%s)' % (s.name, s.target, s.detail) for s in failed)

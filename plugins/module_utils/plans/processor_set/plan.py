@@ -24,6 +24,8 @@ class ProcessorSet(Plan):
     """Entry point: picks the platform's plan (LinuxProcessorSet, SunOSProcessorSet) and runs
     its hooks; desired, live, persisted and done are that plan's own (see its docstring)."""
 
+    source = 'task option: processor_set.cpus'
+
     failed_separator = '; '
 
     @property

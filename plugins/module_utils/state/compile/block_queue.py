@@ -57,6 +57,11 @@ def block_queue_devices(v):
     common = {'rq_affinity': role_var(v, 'block_queue_rq_affinity'), 'read_ahead_kb': read_ahead_kb}
     schedulers = {False: role_var(v, 'block_queue_scheduler_nonrotational'),
                   True: role_var(v, 'block_queue_scheduler_rotational')}
+    return [device for dummy, device in _devices_by_item(v, common, schedulers)]
+
+
+def _devices_by_item(v, common, schedulers):
+    """(index of the block_queue_devices item, device) pairs: an item may give two devices."""
     out = []
     for index, item in enumerate(role_var(v, 'block_queue_devices') or []):
         if not isinstance(item, dict):
@@ -81,7 +86,7 @@ def block_queue_devices(v):
             if rotational is not None:
                 device['rotational'] = rotational
             device['attributes'] = dict((k, val) for k, val in attributes.items() if val is not None)
-            out.append(device)
+            out.append((index, device))
     return out
 
 
@@ -97,26 +102,33 @@ def _item_flags(item, index):
     return item
 
 
+def device_label(device, index):
+    """How the desired state keys a device of the block_queue module's ``devices``: its selectors."""
+    label = ','.join(text(device.get(k)) for k in ('name', 'wwn', 'serial', 'model', 'vendor', 'mount')
+                     if k in device) or 'devices[%d]' % index
+    if 'rotational' in device:
+        label += ' (%s)' % ('rotational' if device['rotational'] else 'non-rotational')
+    return label
+
+
 def compile_block_queue(state, v, facts):
     role = 'block_queue'
     devices = block_queue_devices(v)
     if not devices:
         return
+    items = [index for index, dummy in _devices_by_item(v, {}, {False: None, True: None})]
     dummy, (rule, rule_source) = read_ahead_rule(v)
     # an item's own read_ahead_kb is the user's value: exact, for every device then
     own = any('read_ahead_kb' in (item.get('attributes') or {}) for item in role_var(v, 'block_queue_devices') or []
               if isinstance(item, dict))
     comparisons = {} if own or rule == compare.EXACT else {'read_ahead_kb': rule}
     for index, device in enumerate(devices):
-        label = ','.join(text(device.get(k)) for k in ('name', 'wwn', 'serial', 'model', 'vendor', 'mount')
-                         if k in device) or 'devices[%d]' % index
-        if 'rotational' in device:
-            label += ' (%s)' % ('rotational' if device['rotational'] else 'non-rotational')
+        label = device_label(device, index)
         for name, value in sorted(device['attributes'].items()):
             state.add('block_queue', '%s %s' % (label, name), text(value), comparisons.get(name, compare.EXACT), role,
                       rule_source if name in comparisons else
                       'block_queue_devices[%d] and the role defaults (rq_affinity: Linux block queue documentation)'
-                      % index)
+                      % items[index])
     state.calls.append(Call('block_queue', role, dict(
         devices=devices, apply=flag(v, 'block_queue_apply'), persist=flag(v, 'block_queue_persist'),
         file=role_var(v, 'block_queue_rules_file') or None, allow_empty=flag(v, 'block_queue_allow_empty'),

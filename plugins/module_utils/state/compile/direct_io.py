@@ -42,7 +42,8 @@ def compile_direct_io(state, v, facts):
             continue
         for option in options:
             state.add('mount', '%s %s' % (mount['path'], option), option, compare.EXACT, role,
-                      'direct_io_fstype_options[%s]' % fstype if mount.get('options') is None else 'direct_io_mounts')
+                      'role variable: direct_io_fstype_options[%s]' % fstype if mount.get('options') is None
+                      else 'user: direct_io_mounts[%d].options' % index)
         mounts.append({'path': mount['path'], 'present': list(options), 'absent': list(absent)})
     if unknown:
         raise InputError('direct_io_mounts: %s is not mounted, so its file system type is unknown; give it as fstype'
@@ -66,7 +67,8 @@ def compile_direct_io(state, v, facts):
         where = db.get('path') or db.get('oracle_sid') or 'spfile'
         for name, value in sorted(params.items()):
             state.add('db_parameter', '%s %s %s' % (db['engine'], where, name), text(value), compare.EXACT, role,
-                      'direct_io_engine_params[%s]' % db['engine'])
+                      'user: direct_io_databases[%d].params' % index if name in (db.get('params') or {}) else
+                      'role variable: direct_io_engine_params[%s]' % db['engine'])
         kwargs = dict(engine=db['engine'], params=params, backup=backup, root=root)
         for key in ('path', 'oracle_home', 'oracle_sid', 'sid', 'os_user', 'mysql_section'):
             if db.get(key) is not None:

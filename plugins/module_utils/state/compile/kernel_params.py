@@ -99,7 +99,7 @@ def _user_value(key, name, value, asked):
                          % (name, len(how), len(value_text.split()), value_text))
     if isinstance(how, list) and len(set(how)) == 1:
         how = how[0]
-    return value_text, how, 'kernel_params_settings'
+    return value_text, how, 'user: kernel_params_settings'
 
 
 def _canonical(name, system, where):

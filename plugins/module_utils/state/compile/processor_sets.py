@@ -37,7 +37,7 @@ def compile_processor_sets(state, v, facts):
             'processes': [dict((k, val) for k, val in p.items() if val is not None) for p in processes],
             'project': project or None, 'persist': flag(v, 'processor_sets_persist'),
             'root': root_of(v, 'processor_sets_root'), 'backup': flag(v, 'processor_sets_backup')}
-    state.add('processor_set', args['name'], text(cpus), compare.EXACT, role, 'processor_sets_cpus')
+    state.add('processor_set', args['name'], text(cpus), compare.EXACT, role, 'user: processor_sets_cpus')
     state.calls.append(Call('processor_set', role, args))
     if present and service and flag(v, 'processor_sets_restart_service'):
         state.restart_services.append({'owner': role, 'service': service, 'when': 'processor_set'})

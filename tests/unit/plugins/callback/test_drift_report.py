@@ -131,7 +131,7 @@ def test_host_states_and_summary(tmp_path):
         'statuses': {'ok': 5, 'unsupported': 1, 'drift': 2, 'shadowed': 1, 'failed': 1, 'pending_reboot': 1},
     }
     assert report['clean_statuses'] == ['ok', 'unsupported']
-    assert report['format_version'] == 1
+    assert report['schema_version'] == report['format_version'] == 2
     counts = dict((host, entry['counts']) for host, entry in report['hosts'].items())
     assert counts['db1'] == {'settings': 3, 'drifted': 0, 'unsupported': 1}
     assert counts['db2'] == {'settings': 3, 'drifted': 2, 'unsupported': 0}
@@ -178,12 +178,15 @@ def test_unsupported_is_counted_apart_in_every_report(tmp_path):
     markdown = (folder / 'drift.md').read_text()
     assert '2 hosts: 2 clean, 0 drift, 0 failed, 0 unreachable. 4 settings checked, 0 drifted, 2 unsupported.' in markdown
     rows = [line for line in markdown.splitlines() if line.startswith('| ct')]
+    # records without a reason of their own (an older module's): the detail says why
     assert rows == [
         '| ct1 | net.bridge.bridge-nf-call-iptables | 0 | - | 0 | _unsupported_ | '
+        'no /proc/sys/net/bridge/bridge-nf-call-iptables on this kernel: not set live |  | '
         'no /proc/sys/net/bridge/bridge-nf-call-iptables on this kernel: not set live |',
-        '| ct1 | vm.swappiness | 10 | 60 | - | _unsupported_ | read-only /proc/sys: not set live |',
-        '| ct1 | kernel.shmmni | 4096 | 4096 | 4096 | ok |  |',
-        '| ct2 | kernel.shmmni | 4096 | 4096 | 4096 | ok |  |',
+        '| ct1 | vm.swappiness | 10 | 60 | - | _unsupported_ | read-only /proc/sys: not set live |  | '
+        'read-only /proc/sys: not set live |',
+        '| ct1 | kernel.shmmni | 4096 | 4096 | 4096 | ok |  |  |  |',
+        '| ct2 | kernel.shmmni | 4096 | 4096 | 4096 | ok |  |  |  |',
     ]
     assert markdown.endswith('Statuses: ok 2, unsupported 2.\n')
     # terminal: counted in the summary line and per host, with a reason column
@@ -197,12 +200,13 @@ def test_unsupported_is_counted_apart_in_every_report(tmp_path):
             'no /proc/sys/net/bridge/bridge-nf-call-iptables on this kernel: not set live\n'
             '  vm.swappiness                       10       60    -          unsupported  '
             'read-only /proc/sys: not set live\n') in text
-    # a table without unsupported rows has no reason column
+    # a table whose rows are all ok has no reason column, nor a source column without sources
     assert 'ct2: clean (1 settings, 0 drifted)\n' in text
     assert '  setting        desired  live  persisted  status\n  kernel.shmmni  4096' in text
     # the drift-only view still lists the unsupported rows, never the ok ones
     dummy, display, dummy = run(tmp_path / 'drift-only', UNSUPPORTED_EVENTS, terminal='drift')
-    statuses = [line.split()[4] for line in display.lines if line.startswith('  ') and not line.startswith('  setting')]
+    statuses = [line.split()[4] for line in display.lines if line.startswith('  ') and not line.startswith('  setting')
+                and not line.startswith('  [')]
     assert statuses == ['unsupported', 'unsupported']
 
 
@@ -222,9 +226,14 @@ def test_records_carry_task_module_and_item(tmp_path):
         'name': 'kernel.sem', 'target': '/etc/sysctl.d/90-dbhost-tuning.conf', 'desired': '250 32000 100 128',
         'live': '32000 1024000000 500 32000', 'persisted': '250 32000 100 128', 'status': 'drift',
         'detail': 'would set the live value', 'task': 'Set kernel parameters', 'module': 'dbhost.tuning.kernel_params',
-        'comparison': None, 'owner': None, 'kind': None,
+        'comparison': None, 'owner': None, 'kind': None, 'reason': 'live below the minimum 250 32000 100 128',
+        'source': 'Oracle Database Installation Guide for Linux (19c, 21c, 23ai), "Minimum Parameter Settings for '
+                  'Installation" (profile oracle)',
     }
     assert 'item' not in sem
+    # a record of a module that gave neither still has both keys, null
+    shmmni = report['hosts']['db2']['settings'][0]
+    assert (shmmni['source'], shmmni['reason']) == (None, None)
 
 
 def test_debug_echo_and_gate_are_not_counted(tmp_path):
@@ -372,9 +381,17 @@ def test_junit_is_valid_and_fails_on_drift(tmp_path):
     ]
     sem = failures[('db2.kernel_params', 'kernel.sem')]
     assert sem.get('type') == 'drift'
-    assert sem.get('message') == 'desired 250 32000 100 128, live 32000 1024000000 500 32000, persisted 250 32000 100 128 (drift)'
+    # the reason first, then the values; the source in the failure's text
+    assert sem.get('message') == ('live below the minimum 250 32000 100 128: desired 250 32000 100 128, '
+                                  'live 32000 1024000000 500 32000, persisted 250 32000 100 128 (drift)')
+    assert 'source: Oracle Database Installation Guide for Linux (19c, 21c, 23ai), "Minimum Parameter Settings ' \
+        'for Installation" (profile oracle)\n' in sem.text
+    assert 'reason: live below the minimum 250 32000 100 128\n' in sem.text
     assert failures[('db5.sysfs_attr', 'queue/scheduler')].get('message') == (
-        'desired none, live mq-deadline, persisted - (pending_reboot)')
+        'persisted, pending reboot: desired none, live mq-deadline, persisted - (pending_reboot)')
+    passed = [case for case in root.iter('testcase') if case.find('system-out') is not None]
+    sources = [case.find('system-out').text.split('source: ')[1].split('\n')[0] for case in passed]
+    assert sources == ['task option: kernel_params.params', '-', '-', '-', '-']
     unreachable = suites['db4'].find('testcase')
     assert unreachable.find('error').get('type') == 'unreachable'
     assert unreachable.find('error').get('message').startswith('host unreachable: Task failed')
@@ -417,11 +434,19 @@ def test_terminal_table(tmp_path):
     assert lines[1] == ('drift report: failed (5 hosts: 1 clean, 2 drift, 1 failed, 1 unreachable; '
                         '5 of 11 settings drifted, 1 unsupported)')
     text = '\n'.join(lines)
+    # a reason column for the rows that are not ok, a source column of numbers spelled out under the table
     assert ('db2: drift (3 settings, 2 drifted)\n'
-            '  setting        desired            live                        persisted          status\n'
-            '  kernel.shmmni  4096               4096                        4096               ok\n'
-            '  kernel.sem     250 32000 100 128  32000 1024000000 500 32000  250 32000 100 128  drift\n'
-            '  vm.swappiness  10                 10                          60                 shadowed\n') in text
+            '  setting        desired            live                        persisted          status    '
+            'reason                                    source\n'
+            '  kernel.shmmni  4096               4096                        4096               ok        '
+            '                                          -\n'
+            '  kernel.sem     250 32000 100 128  32000 1024000000 500 32000  250 32000 100 128  drift     '
+            'live below the minimum 250 32000 100 128  [1]\n'
+            '  vm.swappiness  10                 10                          60                 shadowed  '
+            'shadowed by /etc/sysctl.d/99-local.conf   [2]\n'
+            '  [1] Oracle Database Installation Guide for Linux (19c, 21c, 23ai), "Minimum Parameter Settings for '
+            'Installation" (profile oracle)\n'
+            '  [2] user: kernel_params_settings\n') in text
     assert "db4: unreachable (0 settings, 0 drifted)\n  unreachable in task 'Set kernel parameters': Task failed" in text
     assert lines[-3:] == ['drift report: %s' % (tmp_path / 'reports' / name)
                           for name in ('drift.json', 'drift.xml', 'drift.md')]
@@ -433,7 +458,7 @@ def test_terminal_drift_only_and_none(tmp_path):
     # clean rows are left out; an unsupported one stays, with its reason
     assert 'db1: clean (3 settings, 0 drifted, 1 unsupported)' in text and 'kernel.shmmni  4096' not in text
     statuses = [[word for word in line.split() if word in _result.STATUSES][0] for line in display.lines
-                if line.startswith('  ') and not line.startswith('  setting') and ' in task ' not in line]
+                if line.startswith('  ') and not line.startswith(('  setting', '  [')) and ' in task ' not in line]
     assert statuses == ['unsupported', 'drift', 'shadowed', 'failed', 'drift', 'pending_reboot']
     dummy, display, dummy = run(tmp_path / 'b', terminal='none')
     assert display.lines == ['drift report: %s' % (tmp_path / 'b' / 'reports' / name)

@@ -436,6 +436,7 @@ def hooks(solaris, args, check_mode=False):
     applied = solaris.calls[len(reads):]
     result = Result(check_mode)
     processor_set.render(result, desired, live, persisted, done)
+    processor_set.explain(result)
     return reads, applied, done, result
 
 

@@ -46,7 +46,7 @@ def test_single_path(run_module, tree):
     assert result['settings'] == [{
         'name': 'noatime', 'target': '/u03', 'desired': 'noatime', 'live': None, 'persisted': 'noatime',
         'status': 'changed', 'detail': 'edited /etc/fstab line 16; live state not read (root is not /)',
-        'comparison': 'exact'}]
+        'comparison': 'exact', 'source': 'task option: mount_options.present and absent', 'reason': 'was: not persisted'}]
     assert result['restart_required'] is False and result['reboot_required'] is False
     assert result['diff'][0]['before'] == FSTAB
     assert result['diff'][0]['after'] == read(tree, 'etc/fstab')

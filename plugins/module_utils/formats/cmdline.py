@@ -141,7 +141,6 @@ class BootLine(object):
                 mode = value
         return mode
 
-
     def isolation(self):
         """{'isolcpus': (CPUs, flags) or None, 'nohz_full': (CPUs, ()) or None}, the last of each
         counting: ``isolcpus=[flag,...,]<cpu-list>`` (no flag means ``domain``) and

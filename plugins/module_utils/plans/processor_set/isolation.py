@@ -94,8 +94,9 @@ def isolation_record(name, cpus, root, check_mode):
             boot_source = cmdline.label(line)
     if not details:
         return None
-    conflict = any(sides.values())
+    conflict = [value for value in sides.values() if value]
     status = decide_status(None, None, check_mode, shadowed=True) if conflict else OK
     live = sides.get('running')
+    reason = 'shadowed: CPUs %s isolated by isolcpus=' % conflict[-1] if conflict else None
     return Setting(RECORD, boot_source, numa.render_cpu_list(cpus), live,
-                   sides.get('at boot', live), status, '; '.join(details))
+                   sides.get('at boot', live), status, '; '.join(details), reason=reason)

@@ -55,7 +55,7 @@ def test_isolcpus_with_flags_overlapping_the_set_at_boot_is_shadowed(run_module,
     assert digest(root) == before
     record = found['isolated CPUs']
     assert (record['status'], record['desired'], record['live'], record['persisted']) == ('shadowed', '4-7', '', '4-5')
-    assert record['target'] == GRUB
+    assert record['target'] == GRUB and record['reason'] == 'shadowed: CPUs 4-5 isolated by isolcpus='
     assert record['detail'] == (
         "CPUs 4-5 of the set are isolated by isolcpus=domain,managed_irq,2-5 in %s (at boot): the scheduler does not "
         "balance the set's processes across them, each stays on the CPU it is placed on; CPUs 4-5 of the set run "
@@ -88,7 +88,7 @@ def test_nohz_only_and_isolcpus_without_domain_are_no_conflict(run_module, root)
     put(root, '/proc/cmdline', 'ro nohz_full=4-7 isolcpus=managed_irq,4-7\n')
     result, found = run(run_module, root)
     record = found['isolated CPUs']
-    assert record['status'] == 'ok'
+    assert record['status'] == 'ok' and record['reason'] is None
     assert record['detail'] == ('CPUs 4-7 of the set run without the scheduler tick (%s, running): meant for one '
                                 'busy task per CPU' % PROC)
 

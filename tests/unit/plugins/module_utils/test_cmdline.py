@@ -79,6 +79,12 @@ def test_nothing_to_read_is_none(tmp_path):
     assert cmdline.next_boot(str(tmp_path)) is None
 
 
+def test_quotes_group_and_an_empty_pair_is_an_empty_word():
+    # As the kernel's next_arg reads them: the quotes go, the blank inside stays, "" is a word.
+    assert cmdline.split('ro "foo=a b" "" quiet') == ['ro', 'foo=a b', '', 'quiet']
+    assert cmdline.params('a "" b=1') == [('a', None), ('', None), ('b', '1')]
+
+
 @pytest.mark.parametrize('text, isolcpus, nohz_full', [
     ('ro isolcpus=2-5', ([2, 3, 4, 5], ('domain',)), None),
     ('isolcpus=domain,managed_irq,2-5,8 nohz_full=2-5', ([2, 3, 4, 5, 8], ('domain', 'managed_irq')), [2, 3, 4, 5]),

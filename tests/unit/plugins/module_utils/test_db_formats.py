@@ -71,6 +71,18 @@ def test_resolution_rules(text, name, sid, values):
     assert pfile.resolve(pfile.parse(text), name, sid)[0] == values
 
 
+def test_a_file_ending_in_a_word_without_newline_is_read_to_its_end():
+    assert pfile.resolve(pfile.parse('*.processes = 300'), 'processes')[0] == ['300']
+    assert pfile.resolve(pfile.parse('db_name = orcl\nopen_cursors=300'), 'open_cursors')[0] == ['300']
+
+
+def test_last_group_is_the_last_run_of_consecutive_lines():
+    entries = pfile.parse('a = x\nb = 1\na = y\na = z\n')
+    assert [(entry.values, entry.line) for entry in pfile.last_group(entries, 'a', '*')] == [(['y'], 3), (['z'], 4)]
+    assert [(entry.values, entry.line) for entry in pfile.last_group(entries, 'b', '*')] == [(['1'], 2)]
+    assert pfile.last_group(entries, 'c', '*') == []
+
+
 @pytest.mark.parametrize('text, message', [
     ("a = 'x\n", 'quote'),
     ('a = "x\n', 'quote'),
@@ -81,6 +93,7 @@ def test_resolution_rules(text, name, sid, values):
     ('9a = 1\n', 'not a parameter name'),
     ('bad-sid!.a = 1\n', 'SID prefix'),
     ("= 1\n", 'expected a parameter name'),
+    ("a = 'x", 'quote'),                  # the file ends inside the quote
 ])
 def test_pfile_errors_name_the_line(text, message):
     with pytest.raises(pfile.PfileError) as error:
@@ -189,6 +202,7 @@ def test_mycnf_server_groups(group, version, reads):
     ('[mysqld\n', 'bad group'),
     ('[mysqld]\n!includes /x\n', 'bad directive'),
     ('[mysqld]\nbad name = 1\n', 'not an option name'),
+    ('[mysqld]\n= 1\n', "my.cnf line 2: '' is not an option name"),   # a value without a name
 ])
 def test_mycnf_errors(text, message):
     with pytest.raises(mycnf.CnfError) as error:

@@ -75,6 +75,13 @@ def test_postgresql_quoted_values_read_back_as_written(value):
     assert pgconf.parse(text)[0].value == value
 
 
+def test_postgresql_value_keeps_the_quotes_of_the_line_it_replaces():
+    quoted, bare = pgconf.parse("shared_buffers = '64MB'\nwork_mem = 4MB\n")
+    assert (quoted.quoted, bare.quoted) == (True, False)
+    assert pgconf.format_value('128MB', like=quoted) == "'128MB'"
+    assert pgconf.format_value('8MB', like=bare) == '8MB'
+
+
 @pytest.mark.parametrize('name, value', [
     ('innodb_flush_method', 'O_DIRECT'), ('innodb_flush_method', 'o_direct'), ('innodb_flush_method', 'fsync'),
     ('innodb_flush_method', 'O_DIRECT_NO_FSYNC'), ('innodb_flush_method', 'O_DSYNC'),
@@ -84,6 +91,7 @@ def test_postgresql_quoted_values_read_back_as_written(value):
     ('innodb_file_per_table', 'OFF'), ('max_connections', '500'), ('innodb_flush_log_at_trx_commit', '2'),
     ('innodb_doublewrite', 'DETECT_ONLY'), ('log_error', '/var/log/mysql/error.log'), ('sql_mode', 'a # b'),
     ('max_connections', '1'), ('max_connections', '100000'),   # both ends of the range are in it
+    ('innodb_buffer_pool_size', '18446744073709551615'), ('innodb_io_capacity', '18446744073709551615'),
 ])
 def test_mysql_accepts_what_the_server_takes(name, value):
     assert mycnf.value_problem(name, value) is None
@@ -104,6 +112,8 @@ def test_mysql_accepts_what_the_server_takes(name, value):
     ('max_connections', '10K', 'not a whole number'),
     ('max_connections', '0', 'out of range'),
     ('max_connections', '100001', 'out of range'),
+    ('innodb_buffer_pool_size', '18446744073709551616', 'out of range'),   # 2**64: above an unsigned 64-bit
+    ('innodb_buffer_pool_size', '16E', 'out of range'),
     ('innodb_flush_log_at_trx_commit', '3', 'not one of'),
 ])
 def test_mysql_refuses_what_the_server_refuses(name, value, why):
@@ -127,6 +137,7 @@ def test_mysql_value_with_the_existing_lines_quote_switches_quote():
     ('filesystemio_options', ['ASYNCH']), ('filesystemio_options', ['none']), ('disk_asynch_io', ['TRUE']),
     ('disk_asynch_io', ['false']), ('use_large_pages', ['ONLY']), ('sga_target', ['48G']), ('sga_target', ['0']),
     ('pga_aggregate_target', ['10737418240']), ('processes', ['1500']), ('db_block_size', ['8192']),
+    ('processes', ['6']), ('open_cursors', ['0']), ('db_writer_processes', ['256']),   # the bounds themselves
     ('control_files', ['/u02/a.ctl', '/u03/b.ctl']), ('db_name', ['orcl']),
 ])
 def test_oracle_accepts_what_the_instance_takes(name, values):
@@ -143,6 +154,7 @@ def test_oracle_accepts_what_the_instance_takes(name, values):
     ('sga_target', ['48GB'], 'not a size'),
     ('sga_target', ['-1'], 'not a size'),
     ('processes', ['2'], 'out of range'),
+    ('processes', ['5'], 'out of range for processes (6 to 2147483647)'),
     ('processes', ['1K'], 'not a whole number'),
     ('db_block_size', ['1000'], 'not one of'),
 ])

@@ -228,3 +228,13 @@ def test_two_minimums_that_cannot_be_compared_are_refused_naming_both_roles():
     assert str(error.value) == ("kernel.sem is planned by shared_memory and kernel_params: '250 32000 100 128' and "
                                 "'250 32000 100' do not have the same number of fields")
     assert [r['desired'] for r in state.records] == ['250 32000 100 128']
+
+
+def test_one_role_planning_a_key_twice_is_refused():
+    # A compile step that plans one key twice is a mistake in the collection, not a merge.
+    state = desired.DesiredState()
+    state.add('sysctl', 'vm.swappiness', '10', 'exact', 'kernel_params', 'kernel_params_params')
+    with pytest.raises(InputError) as error:
+        state.add('sysctl', 'vm.swappiness', '1', 'exact', 'kernel_params', 'kernel_params_params')
+    assert str(error.value) == 'kernel_params plans vm.swappiness twice'
+    assert [(r['key'], r['desired']) for r in state.records] == [('vm.swappiness', '10')]

@@ -122,6 +122,13 @@ def test_parse_project_skips_comments_even_with_six_fields():
     assert [(p['name'], p['id']) for p in projects] == [('user.oracle', 100)]
 
 
+def test_parse_project_gives_each_field_its_own_place():
+    projects = host_facts.parse_project('group.dba:101:the dba group:oracle,grid:dba,oper:'
+                                        'project.max-shm-memory=(priv,1,deny);task.final\n')
+    assert projects == [{'name': 'group.dba', 'id': 101, 'comment': 'the dba group', 'users': 'oracle,grid',
+                         'groups': 'dba,oper', 'attributes': 'project.max-shm-memory=(priv,1,deny);task.final'}]
+
+
 @pytest.mark.parametrize('text, expected', [
     ('System Configuration:  Oracle Corporation  sun4v\nMemory size: 65536 Megabytes\n', 65536 * 1024 ** 2),
     ('System Configuration:  Oracle Corporation  sun4v\nMemory size: 2048 Gigabytes\n', 2048 * 1024 ** 3),

@@ -190,3 +190,14 @@ def test_a_call_of_one_role_keeps_its_plans_records_and_diff_at_the_top(generous
     assert [record['name'] for record in full['settings'] if record['status'] == 'drift'] == ['fs.aio-max-nr']
     assert full['diff'] == output['diff'] and full['changed'] is True
     assert dict(full, settings=None, diff=None) == dict(slim, settings=None, diff=None)
+
+
+def test_only_a_listed_role_that_asks_for_nothing_is_said_to_check_nothing(generous_host):
+    inputs = shared_memory_inputs(generous_host)
+    inputs['kernel_params'] = {'kernel_params_profile': 'mysql', 'kernel_params_root': generous_host}
+    inputs['block_queue'] = {'block_queue_root': generous_host}
+    dummy, result, output = run(generous_host, ['kernel_params', 'shared_memory', 'block_queue'], inputs,
+                                check_mode=True)
+    said = [w for w in output['warnings'] if 'ask for nothing' in w]
+    assert said == ['block_queue: listed in the roles, but its variables ask for nothing (block_queue_devices is '
+                    'empty), so it checked nothing']

@@ -131,6 +131,13 @@ def test_limits_normalize_value():
     assert limits.normalize_value('nice', '-1') == '-1'
 
 
+def test_limits_normalize_value_spells_numbers_the_one_way_and_keeps_words():
+    # Equal numbers spelled differently compare equal; a word that is no number stays as it is.
+    assert [limits.normalize_value('nofile', text) for text in ('0100', '+5', ' 42 ')] == ['100', '5', '42']
+    assert limits.normalize_value('priority', '-05') == '-5'
+    assert limits.normalize_value('nofile', 'Soft') == 'soft'
+
+
 # ------------------------------------------------------------------ systemd Limit*=
 @pytest.mark.parametrize('name, value, expected', [
     ('LimitMEMLOCK', 'infinity', ('infinity', 'infinity')),
@@ -317,3 +324,25 @@ def test_project_attribute_value_refuses_a_space_other_than_the_ascii_one():
     with pytest.raises(project.ProjectError) as caught:
         project.validate_attribute('user.oracle', 'x', u'a\u2003b')
     assert str(caught.value) == "project user.oracle: attribute x: the value 'a\\u2003b' contains U+2003 (EM SPACE)"
+
+
+def test_project_has_attribute_names_flags_and_valued_attributes():
+    found = project.parse_line('user.oracle:100::::project.max-shm-memory=(privileged,1,deny);task.final\n')
+    assert found.has_attribute('task.final') is True
+    assert found.has_attribute('project.max-shm-memory') is True
+    assert found.has_attribute('project.max-sem-ids') is False
+
+
+def test_project_line_with_an_id_that_is_no_number_is_not_a_project():
+    assert project.parse_line('user.oracle:x100::::') is None
+    assert [found.name for found in project.parse('user.oracle:x100::::\nuser.grid:101::::\n')] == ['user.grid']
+    changed = project.Project('user.oracle', 100, '', [], [], [])
+    assert project.render('user.oracle:x100::::\n', {'user.oracle': changed}) == \
+        'user.oracle:x100::::\nuser.oracle:100::::\n'
+
+
+def test_project_line_rewritten_in_place_keeps_its_line_ending():
+    changes = {'user.oracle': project.Project('user.oracle', 100, 'db', [], [], []),
+               'user.grid': project.Project('user.grid', 101, 'db', [], [], [])}
+    assert project.render('user.oracle:100::::\r\nuser.grid:101::::', changes) == \
+        'user.oracle:100:db:::\r\nuser.grid:101:db:::\n'

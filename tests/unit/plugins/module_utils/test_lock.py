@@ -84,6 +84,29 @@ def test_a_lock_the_file_system_refuses_is_no_lock(tmp_path, monkeypatch):
     assert _open_fds() == fds
 
 
+def test_a_lock_on_a_file_removed_meanwhile_is_taken_again_on_a_new_file(tmp_path, monkeypatch):
+    # The run we waited for removes its file as it lets go: our flock then holds a name no
+    # longer there, which locks nothing. The lock is tried again, on the file made anew.
+    path = str(tmp_path / '.dbhost-tuning.lock')
+    real_flock = lock.fcntl.flock
+    removed = []
+
+    def flock_then_holder_removes(fd, operation):
+        real_flock(fd, operation)
+        if not removed:
+            removed.append(os.fstat(fd).st_ino)
+            os.unlink(path)
+    monkeypatch.setattr(lock.fcntl, 'flock', flock_then_holder_removes)
+    slept = []
+    fds = _open_fds()
+    held = lock.acquire(str(tmp_path), who='x', timeout=5, sleep=slept.append, clock=lambda: 0)
+    assert len(removed) == 1 and len(slept) == 1
+    assert os.stat(path).st_ino == os.fstat(held.fd).st_ino
+    assert open(path).read() == 'pid %d: x\n' % os.getpid()
+    held.release()
+    assert _open_fds() == fds and not os.path.exists(path)
+
+
 def test_timeout_from_the_environment():
     assert lock.timeout_seconds({}) == 60
     assert lock.timeout_seconds({'DBHOST_TUNING_LOCK_TIMEOUT': '5'}) == 5

@@ -9,6 +9,7 @@ __metaclass__ = type
 
 import ast
 import glob
+import json
 import os
 
 import pytest
@@ -89,3 +90,16 @@ def test_infinite_ints_names_each_int_option_holding_infinity():
     assert options.infinite_ints(params, spec) == ['pages[1].count', 'pages[1].node']
     assert options.infinite_ints({'login_port': float('inf')}, spec) == ['login_port']
     assert options.infinite_ints({'login_port': 1e308}, spec) == []
+
+
+def test_new_module_names_an_infinite_int_given_by_its_alias(capsys):
+    # Read again with every option taken as it is, an alias still names its option.
+    from ansible.module_utils.basic import AnsibleModule
+    from ansible.module_utils.testing import patch_module_args
+    spec = {'count': {'type': 'int', 'aliases': ['pages']}, 'name': {'type': 'str'}}
+    with patch_module_args({'pages': float('inf'), 'name': 'x'}):
+        with pytest.raises(SystemExit):
+            options.new_module(AnsibleModule, argument_spec=spec, supports_check_mode=True)
+    result = json.loads(capsys.readouterr().out)
+    assert result['failed'] is True
+    assert result['msg'] == 'count: not a finite whole number (an int option cannot be infinite)'

@@ -47,6 +47,13 @@ def test_inherited_sides_and_the_cap():
     assert pam_limits.resolve([('/f', '')], None, 'memlock', name='oracle').effective((64, 128)) == (64, 128)
 
 
+def test_hard_set_alone_lowers_the_inherited_soft():
+    files = [('/etc/security/limits.conf', 'oracle hard memlock 2048\n')]
+    resolved = pam_limits.resolve(files, None, 'memlock', name='oracle')
+    assert resolved.effective(('unlimited', 'unlimited')) == (2048, 2048)
+    assert resolved.effective((1024, 'unlimited')) == (1024, 2048)
+
+
 @pytest.mark.parametrize('item, text, value', [
     ('memlock', '18014398509481983', 'unlimited'),
     ('memlock', '18014398509481982', 18014398509481982),
@@ -59,6 +66,7 @@ def test_inherited_sides_and_the_cap():
     ('nproc', '-1', 'unlimited'),               # strtoull negates in unsigned arithmetic: RLIM_INFINITY
     ('nproc', '-2', 18446744073709551614),
     ('nproc', '+12', 12),
+    ('nproc', '99999999999999999999999', 'unlimited'),   # beyond unsigned long: strtoull gives ULLONG_MAX
     ('nproc', 'abc', None),
 ])
 def test_values_as_pam_limits_reads_them(item, text, value):

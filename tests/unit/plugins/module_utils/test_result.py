@@ -143,3 +143,12 @@ def test_a_shadowed_record_names_the_file_that_wins():
     result = Shadowed().run()
     assert [(s.reason, s.source) for s in result.settings] == [
         ('shadowed by /etc/sysctl.d/99-x.conf', 'task option'), ('would write /f', 'a sizing rule')]
+
+
+def test_describe_os_error_words():
+    assert r.describe_os_error(r.HostError('writing /etc/x: disk full')) == 'writing /etc/x: disk full'
+    assert r.describe_os_error(OSError(2, 'No such file or directory', '/etc/x')) == \
+        '/etc/x: No such file or directory'
+    assert r.describe_os_error(OSError(18, 'Invalid cross-device link', '/a', None, '/b')) == \
+        '/a -> /b: Invalid cross-device link'
+    assert r.describe_os_error(OSError('odd')) == 'the system refused an operation: odd'

@@ -165,6 +165,14 @@ def test_human_size_precision():
     assert units.human_size(1000000, precision=3) == '976.562K'
 
 
+def test_human_size_is_exact_where_a_float_is_not():
+    # A whole number of the unit is written from the integer, so it parses back to the same bytes
+    # even where a float would round it (above 2 ** 53 units).
+    size = (2 ** 53 + 1) * 1024 ** 6
+    assert units.human_size(size) == '9007199254740993E'
+    assert units.parse_size(units.human_size(size)) == size
+
+
 @pytest.mark.parametrize('args, expected', [
     (('48G', '2M'), 24576),
     (('48G', 4096), 12582912),

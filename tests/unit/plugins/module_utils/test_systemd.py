@@ -60,6 +60,11 @@ def test_render_adds_key_at_end_of_section_block_before_blank_lines():
     assert out == '[Service]\nUser=pg\nLimitMEMLOCK=infinity\nLimitNOFILE=65536\n\n[Install]\nWantedBy=x\n'
 
 
+def test_render_adds_key_after_a_last_line_without_newline():
+    assert systemd.render('[Service]\nUser=pg', {'Service': {'LimitNOFILE': '65536'}}) == \
+        '[Service]\nUser=pg\nLimitNOFILE=65536\n'
+
+
 def test_render_adds_missing_section_and_header_for_new_file():
     assert systemd.render(None, {'Service': {'LimitMEMLOCK': 'infinity'}}, header='# managed') == \
         '# managed\n[Service]\nLimitMEMLOCK=infinity\n'

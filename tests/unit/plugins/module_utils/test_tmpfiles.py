@@ -109,3 +109,14 @@ def test_effective_non_owning_lines_do_not_block_and_globs_apply_last():
     # without the glob, the w line after the z line gives the value
     assert exact['/sys/block/sda/queue/scheduler'] == ('none', '/etc/tmpfiles.d/50-b.conf')
     assert globs == [('/sys/block/sd*/queue/scheduler', 'kyber', '/etc/tmpfiles.d/60-c.conf')]
+
+
+def test_a_commented_out_line_with_every_field_is_no_entry():
+    assert tmpfiles.parse_line('# w /sys/kernel/mm/transparent_hugepage/enabled - - - - never') is None
+    assert tmpfiles.parse_line('   # w /sys/kernel/mm/transparent_hugepage/enabled - - - - never\n') is None
+    assert tmpfiles.parse_line(' \t\n') is None
+
+
+def test_a_quoted_field_left_open_after_a_backslash_keeps_the_backslash():
+    entry = tmpfiles.parse_line('w /run/a - - - "1d\\')
+    assert (entry.path, entry.age, entry.argument) == ('/run/a', '1d\\', None)

@@ -136,3 +136,18 @@ def test_values_for_last_assignment_wins_and_other_keys_ignored():
     lines = udev.parse(text)
     assert udev.values_for(lines, KEY, COMMON) == {'rq_affinity': '2', 'read_ahead_kb': '4096'}
     assert udev.values_for(lines, OTHER, COMMON) == {'nomerges': '1'}
+
+
+def test_a_rule_without_tokens_is_refused():
+    for text in ('', '  \t '):
+        with pytest.raises(udev.RulesError) as caught:
+            udev.parse_tokens(text)
+        assert str(caught.value) == 'empty udev rule'
+
+
+def test_tokens_compare_by_key_attribute_operator_and_value():
+    first = udev.parse_tokens('KERNEL=="sda", ATTR{queue/scheduler}="none"')
+    again = udev.parse_tokens('KERNEL=="sda",ATTR{queue/scheduler}="none"')
+    assert first == again and not first[0] != again[0] and not first[1] != again[1]
+    assert first[0] != first[1]
+    assert udev.parse_tokens('ATTR{queue/scheduler}="kyber"')[0] != first[1]

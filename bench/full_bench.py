@@ -549,7 +549,8 @@ def parse_args():
     parser.add_argument('--repeat', type=int, help='runs per way and host count; the best is kept (default 3; 1 with --ssh)')
     parser.add_argument('--strategy', choices=('linear', 'mitogen'), default='linear',
                         help='linear (Ansible default) or mitogen (mitogen_linear, from --mitogen); local mode')
-    parser.add_argument('--pipelining', default='on,off', help='with --ssh: comma-separated on, off (default on,off)')
+    parser.add_argument('--pipelining', default='on,off',
+                        help='with --ssh: comma-separated on, off (default on,off); none to run the Mitogen cells only')
     parser.add_argument('--mitogen-hosts', default='200',
                         help='with --ssh: host counts measured under the Mitogen strategy too (default 200; none)')
     parser.add_argument('--per-key-max-hosts', type=int,
@@ -580,11 +581,14 @@ def parse_args():
     if args.per_key_max_hosts is None:
         args.per_key_max_hosts = 50 if args.ssh else max(args.hosts_list or [0])
     modes = [value.strip() for value in args.pipelining.split(',') if value.strip()]
-    if not args.hosts_list or min(args.hosts_list) < 1 or args.repeat < 1 or not args.ways_list or \
-            not set(modes) <= set(('on', 'off')) or not modes:
-        parser.error('--hosts, --repeat, --ways and --pipelining need at least one valid value')
     mitogen_hosts = [] if not args.ssh or args.mitogen_hosts in ('', 'none') else \
         [int(value) for value in args.mitogen_hosts.split(',') if value.strip()]
+    if modes == ['none'] and args.ssh and mitogen_hosts:
+        modes = []   # the Mitogen cells only
+    elif not set(modes) <= set(('on', 'off')) or not modes:
+        parser.error('--pipelining takes on, off or both (none with Mitogen hosts)')
+    if not args.hosts_list or min(args.hosts_list) < 1 or args.repeat < 1 or not args.ways_list:
+        parser.error('--hosts, --repeat and --ways need at least one valid value')
     # What runs, in order: (mode label, strategy, pipelining or None, host counts).
     if args.ssh:
         args.modes = [('pipelining ' + value, 'linear', value == 'on', args.hosts_list) for value in modes]

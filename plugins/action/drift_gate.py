@@ -33,12 +33,14 @@ def _text(value):
 
 
 def reason(record):
-    """Why one record counts as drift, in one line: its status, the values, and its detail."""
+    """Why one record counts as drift, in one line: its status, the values, its reason and its detail."""
     desired = record.get('desired')
     desired_text = _text(describe(_text(desired), record.get('comparison') or 'exact')) \
         if desired is not None and not isinstance(desired, dict) else _text(desired)
     words = '%s: desired %s, live %s, persisted %s' % (
         record.get('status'), desired_text, _text(record.get('live')), _text(record.get('persisted')))
+    if record.get('reason'):
+        words += ' - %s' % _text(record['reason'])
     detail = _text(record.get('detail')) if record.get('detail') else ''
     if detail:
         if len(detail) > DETAIL_WIDTH:

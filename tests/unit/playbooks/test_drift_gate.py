@@ -35,13 +35,16 @@ def test_summary_counts_and_names_the_first_five():
     records += [record('kernel.sem', 'drift', '250 32000 100 128', '250 32000 32 128', '250 32000 32 128',
                        comparison='minimum')]
     records += [record('key%d' % n, 'shadowed', detail='x' * 500) for n in range(6)]
+    records[-6]['reason'] = 'shadowed by /etc/sysctl.d/99-x.conf'   # a record with its reason says it
     drifted, message = summary(records, 'dbhost_state')
     lines = message.splitlines()
     assert drifted == 7
     assert lines[0] == '7 of 11 settings drifted:'
     assert lines[1] == ('kernel.sem - drift: desired >= 250 32000 100 128, live 250 32000 32 128, '
                         'persisted 250 32000 32 128')
-    assert lines[2].startswith('key0 - shadowed: desired 1, live 0, persisted 0 (xxx') and lines[2].endswith('...)')
+    assert lines[2].startswith('key0 - shadowed: desired 1, live 0, persisted 0 - shadowed by /etc/sysctl.d/99-x.conf '
+                               '(xxx') and lines[2].endswith('...)')
+    assert lines[3].startswith('key1 - shadowed: desired 1, live 0, persisted 0 (xxx')
     assert lines[6] == '... and 2 more'
     assert lines[7] == 'Every record is in dbhost_state and in the drift reports (drift.md, drift.json).'
     assert len(message) < 1200

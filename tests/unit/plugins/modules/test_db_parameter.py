@@ -4,12 +4,14 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import json
 import os
 import shutil
 import stat
 
 import pytest
 
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import baseline
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter import plan as dbp
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter import postgresql as dbp_postgresql
@@ -171,6 +173,11 @@ def test_spfile_through_sqlplus(tmp_path, run_module):
     again = run_module(db_parameter, args)
     assert again['changed'] is False and again['restart_required'] is True
     assert records(again)['filesystemio_options']['status'] == 'pending_restart'
+    # the spfile is not a file a revert can write back: the baseline says so, with the value before
+    with open(str(baseline.location('/'))) as handle:
+        kept = json.load(handle)
+    note = kept['unsupported']['db_parameter oracle spfile %s/dbs/spfileorcl.ora' % home]
+    assert 'before: filesystemio_options=none' in note['detail'] and note['kind'] == 'DbParameter'
 
 
 def test_spfile_refused_by_the_instance_fails_the_task(tmp_path, run_module):

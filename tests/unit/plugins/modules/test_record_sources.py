@@ -156,3 +156,22 @@ def test_a_revert_stands_on_the_baseline(run_module, host):
                                     'tuning run)'), record
         assert (record['reason'] is None) == (record['status'] == 'ok'), record
     assert any(record['status'] == 'drift' for record in done['settings'])
+
+
+def test_a_key_another_tuner_sets_says_who_and_what(run_module, tmp_path):
+    """The TuneD profile that wins at boot is named in the reason, with the value it sets."""
+    from ansible_collections.dbhost.tuning.tests.unit.plugins.modules import test_kernel_params_tuned as tuned_case
+    root = str(tmp_path)
+    put(root, '/proc/sys/net/ipv4/ip_local_port_range', '32768\t60999\n')
+    put(root, '/etc/sysctl.d/README', '')
+    put(root, tuned_case.ORACLE, '[main]\nsummary=Optimize for Oracle RDBMS\n\n[sysctl]\n'
+                                 'net.ipv4.ip_local_port_range = 9000 65499\n')
+    tuned_case.enable_tuned(root, 'oracle')
+    put(root, '/etc/tuned/tuned-main.conf', 'daemon = 1\nreapply_sysctl = 0\n')
+    result = run_module(_module('kernel_params'), {'params': {tuned_case.PORTS: '1024 65000'}, 'root': root,
+                                                   'fail_on_shadowed': False}, check_mode=True)
+    (record,) = [r for r in result['settings'] if r['name'] == tuned_case.PORTS]
+    assert record['status'] == 'shadowed'
+    assert record['reason'] == ("shadowed by TuneD profile oracle (%s)%s (sets '9000 65499')"
+                                % (tuned_case.ORACLE, tuned_case.NO_REAPPLY))
+    assert record['source'] == 'task option: kernel_params.params'

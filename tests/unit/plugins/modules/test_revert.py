@@ -295,3 +295,28 @@ def test_the_reloads_on_the_running_system(monkeypatch):
 def test_sunos_commands_that_change_the_host_are_noted_for_a_revert(argv, changes):
     from ansible_collections.dbhost.tuning.plugins.module_utils.plans.processor_set import sunos
     assert sunos._changes_the_host(argv) is changes
+
+
+def test_a_remount_is_kept_as_one_a_revert_cannot_undo(tmp_path, run_module):
+    from ansible_collections.dbhost.tuning.plugins.module_utils.plans.mounts.plan import MountOptions
+    from ansible_collections.dbhost.tuning.tests.unit.plugins.module_utils import test_mounts
+    tree = str(tmp_path)
+    put(tree, '/etc/fstab', test_mounts.FSTAB)
+    put(tree, '/proc/self/mountinfo', test_mounts.MOUNTINFO)
+    fstab = read(tree, '/etc/fstab')
+    baseline.begin([tree])
+    try:
+        plan = MountOptions([{'path': '/u03', 'present': ['noatime']}], root=tree, system_name='Linux',
+                            runner=test_mounts.FakeMount(tree), live_root=tree)
+        plan.run()
+    finally:
+        baseline.end()
+    assert read(tree, '/etc/fstab') != fstab
+    note = kept(tree)['unsupported']['mount /u03']
+    assert 'remounted with rw,noatime,data=ordered (before: rw,relatime' in note['detail'] and note['kind'] == 'MountOptions'
+    done = revert(run_module, tree)
+    assert read(tree, '/etc/fstab') == fstab
+    found = records(done)
+    assert found['/etc/fstab']['status'] == 'pending_reboot' and done['reboot_required'] is True
+    assert found['mount /u03']['status'] == 'unsupported'
+    assert found['mount /u03']['detail'].startswith('a revert cannot put this back: remounted with')

@@ -107,3 +107,14 @@ def test_profile_values_and_vm_options():
     assert profile.sysfs_value(tuned.THP_DEFRAG)[0] == 'madvise'
     assert profile.sysfs_value('/sys/kernel/mm/ksm/run')[0] == '0'
     assert profile.sysfs_value('/sys/kernel/mm/other') is None
+
+
+@pytest.mark.parametrize('readahead, written', [
+    ('abc', None),        # TuneD refuses a readahead that is no number and writes nothing
+    ('8192 s', '4096'),   # 512-byte sectors
+    ('300', '300'),
+])
+def test_disk_readahead_as_tuned_writes_it(readahead, written):
+    units, dummy = tuned.load(['p'], locator({'/etc/tuned/p/tuned.conf': '[disk]\nreadahead=%s\n' % readahead}))
+    found = tuned.Profile(['p'], units).block_queue('sda', 'read_ahead_kb', current='128')
+    assert (found[0] if found else None) == written

@@ -70,6 +70,26 @@ def consequence(key, kind):
     return None, None, ''
 
 
+def _pool_in_use(key, after, want):
+    """A huge page pool the kernel kept above the smaller size written back: pages that running
+    processes (a database's shared memory) hold are freed only when they release them."""
+    if not key.endswith(('/nr_hugepages', '/nr_hugepages_mempolicy', '/nr_overcommit_hugepages')):
+        return False
+    try:
+        return int(str(want).strip()) < int(str(after).strip())
+    except (TypeError, ValueError):
+        return False
+
+
+def _in_use_detail(root, key, after, want):
+    free = sysfs.read_value(files.kernel_path(root, os.path.dirname(key) + '/free_hugepages')) \
+        if key.startswith('/sys/') else None
+    held = ' (%d of them in use)' % (int(after) - int(free)) if free is not None and str(free).strip().isdigit() else ''
+    return ('the kernel kept %s pages after %s was written%s: pages running processes hold (a database\'s shared '
+            'memory) are freed when they release them, at a restart of the database or the next boot, whose '
+            'sources are put back' % (str(after).strip(), want, held))
+
+
 def _same_value(left, right):
     return left is not None and right is not None and left.split() == right.split()
 
@@ -260,6 +280,8 @@ class Revert(Plan):
         if self.check_mode:
             return Setting(key, key, want, before, None, DRIFT, 'would be set back from %s' % before)
         after, error = done['live'].get((root, key), (before, 'not written'))
+        if not error and _pool_in_use(key, after, want):
+            return Setting(key, key, want, after, None, PENDING_RESTART, _in_use_detail(root, key, after, want))
         if error or not _same_value(after, want):
             return Setting(key, key, want, after, None, FAILED,
                            error or 'the kernel kept %s after %s was written' % (after, want))

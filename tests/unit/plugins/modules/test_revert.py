@@ -320,3 +320,33 @@ def test_a_remount_is_kept_as_one_a_revert_cannot_undo(tmp_path, run_module):
     assert found['/etc/fstab']['status'] == 'pending_reboot' and done['reboot_required'] is True
     assert found['mount /u03']['status'] == 'unsupported'
     assert found['mount /u03']['detail'].startswith('a revert cannot put this back: remounted with')
+
+
+def test_huge_pages_a_database_still_holds_wait_for_its_restart(tmp_path, run_module, monkeypatch):
+    # The VM lab's finding: PostgreSQL holds its huge pages, so the kernel keeps the pool at
+    # the pages in use when 0 is written back. That is no failure: the pool's sources are put
+    # back and the pages are freed when the database releases them (a restart, or the boot).
+    root = _host(tmp_path)
+    applied = run_module(_module('hugepages'), dict(fake_host.BASELINE['hugepages'], root=root))
+    assert not applied.get('failed'), applied
+    pool = fake_host.HUGE_2M + '/nr_hugepages'
+    put(root, fake_host.HUGE_2M + '/free_hugepages', '4\n')     # of the 12 pages the kernel keeps, 8 in use
+    write = sysfs._write
+
+    def held(path, data):
+        if path.endswith(pool):
+            data = str(max(int(data.decode().strip() or 0), 12)).encode() + b'\n'
+        write(path, data)
+    monkeypatch.setattr(sysfs, '_write', held)
+
+    done = revert(run_module, root)
+    assert not done.get('failed'), done
+    record = next(entry for entry in done['settings'] if entry['name'] == pool)
+    assert record['status'] == 'pending_restart' and record['live'] == '12', record
+    assert 'the kernel kept 12 pages after 0 was written (8 of them in use)' in record['detail']
+    assert kept(root)['state'] == 'reverted'
+    assert not os.path.exists(os.path.join(root, 'etc/sysctl.d/90-dbhost-tuning-hugepages.conf'))
+
+    again = revert(run_module, root)
+    assert not again.get('failed') and again['changed'] is False, again
+    assert [entry['status'] for entry in again['settings'] if entry['name'] == pool] == ['pending_restart']

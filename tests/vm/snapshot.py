@@ -9,6 +9,7 @@ Prints one JSON object:
             huge pages and every node's huge page pools: {path: text}
   baseline  the collection's baseline (/var/lib/dbhost-tuning/baseline.json), or null
   files     for every file the baseline names: its sha256, or null when it does not exist
+  folders   for every folder the baseline says was made for a file: whether it exists
 No comparison here: verify.py judges.
 """
 
@@ -57,8 +58,10 @@ def digest(path):
 def main():
     text = read(BASELINE)
     baseline = json.loads(text) if text else None
-    names = sorted((baseline or {}).get('files', {}))
-    print(json.dumps({'live': live(), 'baseline': baseline, 'files': dict((name, digest(name)) for name in names)}))
+    entries = (baseline or {}).get('files', {})
+    folders = sorted(set(folder for entry in entries.values() for folder in entry.get('folders') or []))
+    print(json.dumps({'live': live(), 'baseline': baseline, 'files': dict((name, digest(name)) for name in sorted(entries)),
+                      'folders': dict((folder, os.path.isdir(folder)) for folder in folders)}))
 
 
 if __name__ == '__main__':

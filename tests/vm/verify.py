@@ -242,7 +242,10 @@ def check_revert(checks, revert):
     for name, entry in sorted((baseline.get('files') or {}).items()):
         wanted = _digest(entry['content']) if entry.get('existed') else None
         checks.equal('%s after the revert and a reboot (sha256, or None when absent)' % name,
-                      revert['reverted']['files'].get(name), wanted)
+                     revert['reverted']['files'].get(name), wanted)
+        for folder in entry.get('folders') or []:
+            checks.equal('%s (made for %s) after the revert: exists' % (folder, name),
+                         revert['reverted'].get('folders', {}).get(folder), False)
     untuned, reverted = revert['untuned']['live'], revert['reverted']['live']
     for path, entry in sorted((baseline.get('live') or {}).items()):
         checks.equal('%s: the baseline kept what the host had before tune.yml' % path,

@@ -148,12 +148,16 @@ class Revert(Plan):
     def apply(self, desired, live, persisted, module):
         done = {'files': {}, 'live': {}, 'reloads': [], 'reload_errors': [], 'folders': {}}
         wanted = set()
+        # the files this revert removes: a folder made for one of them may hold another
+        going = set(files.rooted(root, key) for root, section, key, entry in desired
+                    if section == 'files' and not entry['existed'] and live[(root, section, key)] is not None)
+        emptied = []
         for root, section, key, entry in desired:
             if section != 'files':
                 continue
             want = entry['content'] if entry['existed'] else None
             change = files.FileChange(files.rooted(root, key), live[(root, section, key)], want, key, root=root)
-            folders = self._folders_left(root, key, entry) if not entry['existed'] else []
+            folders = self._folders_left(root, key, entry, going) if not entry['existed'] else []
             done['folders'][(root, key)] = folders
             if not (change.needed or folders):
                 continue
@@ -167,14 +171,15 @@ class Revert(Plan):
                 change.apply(module, mode=entry.get('mode', 0o644))
             if change.needed and entry['existed']:
                 self._restore_metadata(files.rooted(root, key), entry)
-            for folder in folders:
-                host = files.rooted(root, folder)
-                try:
-                    os.rmdir(host)
-                except OSError as exc:
-                    raise host_error('removing the folder', host, exc)
-                journal.record('removed the folder %s' % host)
+            emptied.extend(files.rooted(root, folder) for folder in folders)
             done['files'][(root, key)] = True
+        # once every file is handled, innermost first
+        for host in sorted(set(emptied), key=lambda path: (-path.count(os.sep), path)):
+            try:
+                os.rmdir(host)
+            except OSError as exc:
+                raise host_error('removing the folder', host, exc)
+            journal.record('removed the folder %s' % host)
         if not self.check_mode:
             self._reload(wanted, done)
         for root, section, key, entry in desired:
@@ -192,15 +197,16 @@ class Revert(Plan):
         return done
 
     @staticmethod
-    def _folders_left(root, key, entry):
+    def _folders_left(root, key, entry, going=()):
         """The folders made for a file that did not exist, innermost first, that would be empty once
-        the file is gone (each holding at most the file or the folder below it)."""
+        the file and the other files this revert removes (``going``, host paths) are gone."""
         left = []
         expect = os.path.basename(key)
         for folder in reversed(entry.get('folders') or []):
             host = files.rooted(root, folder)
             if os.path.isdir(host) and not os.path.islink(host):
-                if set(os.listdir(host)) - set([expect]):
+                removed = set(os.path.basename(path) for path in going if os.path.dirname(path) == host)
+                if set(os.listdir(host)) - set([expect]) - removed:
                     break
                 left.append(folder)
             expect = os.path.basename(folder)

@@ -155,7 +155,9 @@ def revert_evidence():
     fstab = 'UUID=1 / ext4 defaults 0 1\n/dev/vdb /var/lib/postgresql ext4 defaults 0 2\n'
     baseline = {'schema': 1, 'state': 'applied', 'files': {
         '/etc/fstab': {'existed': True, 'content': fstab, 'mode': 420},
-        '/etc/sysctl.d/90-dbhost-tuning.conf': {'existed': False, 'folders': []}},
+        '/etc/sysctl.d/90-dbhost-tuning.conf': {'existed': False, 'folders': []},
+        '/etc/systemd/system/pg.service.d/90-dbhost-tuning.conf': {'existed': False,
+                                                                   'folders': ['/etc/systemd/system/pg.service.d']}},
         'live': {'/proc/sys/kernel/sem': {'value': '32000\t1024000000\t500\t32000'},
                  '/sys/block/vdb/queue/scheduler': {'value': '[mq-deadline] none'}}}
     untuned = {'live': {'/proc/sys/kernel/sem': '32000\t1024000000\t500\t32000\n',
@@ -163,7 +165,9 @@ def revert_evidence():
     tuned = {'live': {'/proc/sys/kernel/sem': '250\t32000\t100\t128\n', '/sys/block/vdb/queue/scheduler': 'mq-deadline [none]\n'},
              'baseline': baseline, 'files': {}}
     reverted = {'live': dict(untuned['live']), 'baseline': dict(baseline, state='reverted'),
-                'files': {'/etc/fstab': verify._digest(fstab), '/etc/sysctl.d/90-dbhost-tuning.conf': None}}
+                'files': {'/etc/fstab': verify._digest(fstab), '/etc/sysctl.d/90-dbhost-tuning.conf': None,
+                          '/etc/systemd/system/pg.service.d/90-dbhost-tuning.conf': None},
+                'folders': {'/etc/systemd/system/pg.service.d': False}}
     return {'untuned': untuned, 'tuned': tuned, 'reverted': reverted, 'exit': 0, 'second_changed': 0}
 
 
@@ -187,6 +191,8 @@ def test_a_revert_back_where_it_was_passes():
      '/etc/fstab after'),
     (lambda r: r['tuned']['baseline']['live'].update({'/proc/sys/kernel/sem': {'value': '250 32000 100 128'}}),
      'the baseline kept'),
+    (lambda r: r['reverted']['folders'].update({'/etc/systemd/system/pg.service.d': True}),
+     '/etc/systemd/system/pg.service.d (made for'),
     (lambda r: r.update({'exit': 2}), 'revert.yml exit code'),
     (lambda r: r.update({'second_changed': 1}), 'a second revert.yml'),
 ])

@@ -350,3 +350,23 @@ def test_huge_pages_a_database_still_holds_wait_for_its_restart(tmp_path, run_mo
     again = revert(run_module, root)
     assert not again.get('failed') and again['changed'] is False, again
     assert [entry['status'] for entry in again['settings'] if entry['name'] == pool] == ['pending_restart']
+
+
+def test_a_folder_made_for_two_drop_ins_is_removed_by_the_first_revert(tmp_path, run_module):
+    # The VM lab's finding: the processor set's and the memlock drop-in share the folder the
+    # first of them made; the revert removes both files and then the folder, not on a second run.
+    root = _host(tmp_path)
+    original = digest(root, skip=BASELINE_FOLDER)
+    for module, args in (('processor_set', fake_host.BASELINE['processor_set']),
+                         ('resource_limits', {'service': 'postgresql', 'service_limits': {'LimitMEMLOCK': 'infinity'}})):
+        applied = run_module(_module(module), dict(args, root=root))
+        assert not applied.get('failed') and applied['changed'], applied
+    folder = os.path.join(root, 'etc/systemd/system/postgresql.service.d')
+    assert len(os.listdir(folder)) == 2
+
+    done = revert(run_module, root)
+    assert not done.get('failed'), done
+    assert not os.path.exists(folder)
+    assert digest(root, skip=BASELINE_FOLDER) == original
+    again = revert(run_module, root)
+    assert again['changed'] is False, again

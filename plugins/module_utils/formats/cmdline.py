@@ -33,6 +33,7 @@ import os
 import re
 import shlex
 
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import numa
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import sysfs
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import PathError, read_text
 
@@ -44,6 +45,8 @@ GRUB_VARIABLES = ('GRUB_CMDLINE_LINUX', 'GRUB_CMDLINE_LINUX_DEFAULT')
 # The default huge page size where nothing says otherwise (x86_64, arm64 with 4K pages).
 ARCH_DEFAULT_HUGEPAGE_KB = 2048
 THP_MODES = ('always', 'madvise', 'never')
+# isolcpus= flags (kernel/sched/isolation.c); with none, the CPUs are isolated from the domains
+ISOLCPUS_FLAGS = ('nohz', 'domain', 'managed_irq')
 
 _UNITS = {'k': 1, 'm': 1024, 'g': 1024 ** 2, 't': 1024 ** 3}
 _ASSIGN = re.compile(r'^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)\Z')
@@ -138,6 +141,38 @@ class BootLine(object):
                 mode = value
         return mode
 
+    def isolation(self):
+        """{'isolcpus': (CPUs, flags) or None, 'nohz_full': (CPUs, ()) or None}, the last of each
+        counting: ``isolcpus=[flag,...,]<cpu-list>`` (no flag means ``domain``) and
+        ``nohz_full=<cpu-list>``.  CmdlineError for a value the kernel does not take."""
+        found = {'isolcpus': None, 'nohz_full': None}
+        for name, value in self.params:
+            if name == 'isolcpus' and value:
+                found['isolcpus'] = _isolcpus(value)
+            elif name == 'nohz_full' and value:
+                found['nohz_full'] = (_cpu_list('nohz_full', value), ())
+        return found
+
+
+def _isolcpus(value):
+    words = value.split(',')
+    flags = []
+    while words and words[0][:1].isalpha():
+        if words[0] not in ISOLCPUS_FLAGS:
+            raise CmdlineError('isolcpus=%s: unknown flag %r (the kernel ignores the whole parameter)' % (value, words[0]))
+        flags.append(words.pop(0))
+    return _cpu_list('isolcpus', ','.join(words), value), tuple(flags) or ('domain',)
+
+
+def _cpu_list(name, text, whole=None):
+    try:
+        cpus = numa.parse_cpu_list(text)
+    except numa.CpuListError as exc:
+        raise CmdlineError('%s=%s: %s' % (name, whole or text, exc))
+    if not cpus:
+        raise CmdlineError('%s=%s names no CPU' % (name, whole or text))
+    return cpus
+
 
 def _counts(value):
     """``N`` or ``node:N,node:N`` -> {'total', 'nodes'}."""
@@ -184,6 +219,11 @@ def _read(root, path):
         return read_text(_local(root, path), root=root)
     except (IOError, OSError, PathError):
         return None
+
+
+def read_under(root, path):
+    """The text of ``path`` under root, or None (absent, unreadable, a link out of root)."""
+    return _read(root, path)
 
 
 def running(root='/'):

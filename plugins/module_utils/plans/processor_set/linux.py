@@ -22,6 +22,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.formats import syste
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.base import Plan
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.processor_set.common import (
     SET_NAME, ProcessMatcher, check_exclusive, select_cpus, select_mems, topology_report)
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.processor_set.isolation import isolation_record
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.processor_set.procfs import CpusetV1, ProcTable
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.processor_set.processes import ProcessBinding
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.processor_set.service import ServiceBinding
@@ -181,6 +182,9 @@ class LinuxProcessorSet(Plan):
                 'Linux does not keep other processes off CPUs %s at run time: checked that CPUs %s stay for the '
                 'rest of the system; use isolcpus= or systemd CPUAffinity= in system.conf to fence them'
                 % (numa.render_cpu_list(self.cpus), numa.render_cpu_list(check_exclusive(self.cpus, self.topology)))))
+        isolated = isolation_record(self.name, self.cpus, self.root, self.check_mode) if self.state == 'present' else None
+        if isolated:
+            result.add(isolated)
         backup_file = done['service'] and done['service']['backup_file']
         if backup_file:
             result.extra['backup_file'] = backup_file

@@ -83,3 +83,28 @@ def test_quotes_group_and_an_empty_pair_is_an_empty_word():
     # As the kernel's next_arg reads them: the quotes go, the blank inside stays, "" is a word.
     assert cmdline.split('ro "foo=a b" "" quiet') == ['ro', 'foo=a b', '', 'quiet']
     assert cmdline.params('a "" b=1') == [('a', None), ('', None), ('b', '1')]
+
+
+@pytest.mark.parametrize('text, isolcpus, nohz_full', [
+    ('ro isolcpus=2-5', ([2, 3, 4, 5], ('domain',)), None),
+    ('isolcpus=domain,managed_irq,2-5,8 nohz_full=2-5', ([2, 3, 4, 5, 8], ('domain', 'managed_irq')), [2, 3, 4, 5]),
+    ('isolcpus=nohz,1,3', ([1, 3], ('nohz',)), None),
+    ('isolcpus=0-7:2', ([0, 2, 4, 6], ('domain',)), None),
+    # the last one counts
+    ('isolcpus=1 isolcpus=managed_irq,6-7 nohz-full=4', ([6, 7], ('managed_irq',)), [4]),
+    ('quiet', None, None),
+])
+def test_isolation_as_the_kernel_reads_it(text, isolcpus, nohz_full):
+    found = cmdline.BootLine(text, 't').isolation()
+    assert found['isolcpus'] == isolcpus
+    assert found['nohz_full'] == (None if nohz_full is None else (nohz_full, ()))
+
+
+@pytest.mark.parametrize('text, message', [
+    ('isolcpus=fast,1', "isolcpus=fast,1: unknown flag 'fast'"),
+    ('isolcpus=domain', 'isolcpus=domain names no CPU'),
+    ('nohz_full=3-1', 'nohz_full=3-1: invalid CPU range'),
+])
+def test_isolation_the_kernel_refuses(text, message):
+    with pytest.raises(cmdline.CmdlineError, match=message.replace('(', r'\(')):
+        cmdline.BootLine(text, 't').isolation()

@@ -153,11 +153,12 @@ def revert_evidence():
     """A revert round trip as snapshot.py reports it: one sysctl, one queue attribute, a file
     the tune replaced and one it created."""
     fstab = 'UUID=1 / ext4 defaults 0 1\n/dev/vdb /var/lib/postgresql ext4 defaults 0 2\n'
-    baseline = {'schema': 1, 'state': 'applied', 'files': {
-        '/etc/fstab': {'existed': True, 'content': fstab, 'mode': 420},
-        '/etc/sysctl.d/90-dbhost-tuning.conf': {'existed': False, 'folders': []},
-        '/etc/systemd/system/pg.service.d/90-dbhost-tuning.conf': {'existed': False,
-                                                                   'folders': ['/etc/systemd/system/pg.service.d']}},
+    made = {'existed': False, 'folders': ['/etc/systemd/system/pg.service.d']}
+    baseline = {
+        'schema': 1, 'state': 'applied',
+        'files': {'/etc/fstab': {'existed': True, 'content': fstab, 'mode': 420},
+                  '/etc/sysctl.d/90-dbhost-tuning.conf': {'existed': False, 'folders': []},
+                  '/etc/systemd/system/pg.service.d/90-dbhost-tuning.conf': made},
         'live': {'/proc/sys/kernel/sem': {'value': '32000\t1024000000\t500\t32000'},
                  '/sys/block/vdb/queue/scheduler': {'value': '[mq-deadline] none'}}}
     untuned = {'live': {'/proc/sys/kernel/sem': '32000\t1024000000\t500\t32000\n',

@@ -41,6 +41,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.formats import cmdli
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import sysctl
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import tmpfiles
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.base import Plan
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.kernel_backends import LinuxBackend
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.hugepage_pools import (
     GLOBAL_POOLS, Kernel, read_pools, room_hint)
 
@@ -167,10 +168,12 @@ class HugePages(Plan):
             root, sysctl.boot_files(root, extra=self.sysctl_file), self.sysctl_file, sysctl_text))
         tmpfiles_exact, tmpfiles_globs = tmpfiles.effective_writes(confd.texts_at_boot(
             root, tmpfiles.boot_files(root, extra=self.tmpfiles_file), self.tmpfiles_file, tmpfiles_text))
+        # TuneD's [sysctl] vm.nr_hugepages, as kernel_params reads it (then sysctl.d again with reapply_sysctl)
+        after_tuned = LinuxBackend(root).tuned_resolver(self.sysctl_file, sysctl_text)
 
         def resolve(pool):
             if pool.by_sysctl:
-                value, shown = sysctl.winner(sysctl_exact, sysctl_globs, SYSCTL_KEY)
+                value, shown = after_tuned(SYSCTL_KEY, *sysctl.winner(sysctl_exact, sysctl_globs, SYSCTL_KEY))
             else:
                 value, shown = tmpfiles.resolve(tmpfiles_exact, tmpfiles_globs, pool.path)
             if value is None:

@@ -169,7 +169,7 @@ class LinuxBackend(object):
 
     def persisted_resolver(self, our_file, our_text):
         exact, globs = sysctl.effective_values(self.boot_files(our_file, our_text))
-        after_tuned = self._tuned_resolver(our_file, our_text)
+        after_tuned = self.tuned_resolver(our_file, our_text)
 
         def resolve(key):
             value, source = sysctl.winner(exact, globs, key)
@@ -190,9 +190,10 @@ class LinuxBackend(object):
         profile = self.tuned_profile()
         return list(profile.problems) if profile else []
 
-    def _tuned_resolver(self, our_file, our_text):
+    def tuned_resolver(self, our_file, our_text):
         """(key, value, source) -> (value, source) once TuneD has started after systemd-sysctl: its
-        [sysctl] value, then (reapply_sysctl) the lines of /run and /etc sysctl files written again."""
+        [sysctl] value, then (reapply_sysctl) the lines of /run and /etc sysctl files written again.
+        plans/hugepages.py resolves vm.nr_hugepages with it too."""
         profile = self.tuned_profile()
         if profile is None or not profile.has_unit('sysctl'):
             return lambda key, value, source: (value, source)

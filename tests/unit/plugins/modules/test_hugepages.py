@@ -371,3 +371,35 @@ def test_exact_shrinks_a_larger_pool(root, kernel, run_module):
     record = records(result)['hugepages-2048kB']
     assert record['comparison'] == 'exact' and record['status'] == 'changed'
     assert read(root, G2M).strip() == '13240'
+
+
+TUNED_ORACLE = '/usr/lib/tuned/oracle/tuned.conf'
+
+
+def enable_tuned(root, reapply_sysctl):
+    """tuned.service enabled with a profile whose [sysctl] sets the default pool at boot."""
+    put(root, '/etc/tuned/active_profile', 'oracle\n')
+    wants = os.path.join(root, 'etc', 'systemd', 'system', 'multi-user.target.wants')
+    os.makedirs(wants)
+    os.symlink('/usr/lib/systemd/system/tuned.service', os.path.join(wants, 'tuned.service'))
+    put(root, TUNED_ORACLE, '[main]\nsummary=Optimize for Oracle RDBMS\n\n[sysctl]\nvm.nr_hugepages = 64\n')
+    if not reapply_sysctl:
+        put(root, '/etc/tuned/tuned-main.conf', 'reapply_sysctl = 0\n')
+
+
+def test_a_tuned_profile_setting_the_pool_at_boot_is_shadowed_naming_it(root, kernel, run_module):
+    enable_tuned(root, reapply_sysctl=False)
+    before = digest(root)
+    result = run_module(hugepages, {'pages': [{'count': 16}], 'root': root}, check_mode=True)
+    assert digest(root) == before
+    rec = records(result)['hugepages-2048kB']
+    assert rec['status'] == 'shadowed' and rec['persisted'] == 64, rec
+    assert 'TuneD profile oracle (%s), reapply_sysctl = 0 in /etc/tuned/tuned-main.conf' % TUNED_ORACLE \
+        in rec['detail']
+
+
+def test_with_reapply_sysctl_our_file_wins_over_the_tuned_profile(root, kernel, run_module):
+    enable_tuned(root, reapply_sysctl=True)
+    result = run_module(hugepages, {'pages': [{'count': 16}], 'root': root})
+    rec = records(result)['hugepages-2048kB']
+    assert not result.get('failed') and rec['status'] == 'changed' and rec['persisted'] == 16, rec

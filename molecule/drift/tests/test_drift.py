@@ -192,7 +192,7 @@ def markdown_rows(text):
     """(setting, status) of the Markdown settings table, in its order."""
     rows = []
     lines = text.splitlines()
-    start = lines.index('| host | setting | desired | live | persisted | status | detail |')
+    start = lines.index('| host | setting | desired | live | persisted | status | reason | source | detail |')
     for line in lines[start + 2:]:
         if not line.startswith('|'):
             break

@@ -254,3 +254,118 @@ def next_boot(root='/'):
 def label(line):
     """How a record names the command line: ``the kernel command line (/etc/default/grub ...)``."""
     return 'the kernel command line (%s)' % line.source
+
+
+# ---------------------------------------------------------------- the write side (kernel_cmdline)
+# Our GRUB drop-in: one assignment that appends our parameters to what the files before it set.
+DROPIN_PREFIX = 'GRUB_CMDLINE_LINUX="$GRUB_CMDLINE_LINUX'
+_DROPIN_LINE = re.compile(r'^GRUB_CMDLINE_LINUX="\$(?:GRUB_CMDLINE_LINUX|\{GRUB_CMDLINE_LINUX\})(?P<words>[^"]*)"\s*\Z')
+
+
+def name_of(word):
+    """A word's parameter name as the kernel compares it (``-`` and ``_`` alike)."""
+    return word.partition('=')[0].replace('-', '_')
+
+
+def word_spans(line):
+    """[(start, end)] of the words of one line, as split() finds them (double quotes group)."""
+    spans, start, quoted = [], None, False
+    for index, char in enumerate(line):
+        if char == '"':
+            quoted = not quoted
+        if char.isspace() and not quoted:
+            if start is not None:
+                spans.append((start, index))
+            start = None
+        elif start is None:
+            start = index
+    if start is not None:
+        spans.append((start, len(line)))
+    return spans
+
+
+def last_words(line_params, names):
+    """{name: (spelled name, value or None for a bare word)} of the last occurrence of each of
+    ``names`` in [(name, value)] (the kernel keeps the last one); absent names are left out."""
+    found = {}
+    for name, value in line_params:
+        if name in names:
+            found[name] = (name, value)
+    return found
+
+
+def dropin_words(text):
+    """The words our drop-in appends (its GRUB_CMDLINE_LINUX="$GRUB_CMDLINE_LINUX ..." line), or []."""
+    for line in (text or '').splitlines():
+        match = _DROPIN_LINE.match(line)
+        if match:
+            return match.group('words').split()
+    return []
+
+
+def render_dropin(text, words, header):
+    """Our drop-in with ``words`` appended to GRUB_CMDLINE_LINUX; other lines kept.  None (remove
+    the file) when no word is left and nothing but our header and blank lines would remain."""
+    lines = (text or '').splitlines()
+    kept = [line for line in lines if not _DROPIN_LINE.match(line)]
+    if not words:
+        ours = header.splitlines()
+        return None if all(not line.strip() or line in ours for line in kept) else '\n'.join(kept) + '\n'
+    line = '%s %s"' % (DROPIN_PREFIX, ' '.join(words))
+    at = next((i for i, old in enumerate(lines) if _DROPIN_LINE.match(old)), None)
+    lines = lines[:at] + [line] + lines[at + 1:] if at is not None else (kept or header.splitlines()) + [line]
+    return '\n'.join(lines) + '\n'
+
+
+def edit_words(text, drop, add):
+    """``text`` (/etc/kernel/cmdline) without the words whose name is in ``drop``, then with the
+    words ``add`` at the end of its last line that is no comment.  The other words keep their
+    bytes; a line that loses a word gets single spaces between the words it keeps."""
+    lines = (text or '').split('\n')
+    last = None
+    for index, line in enumerate(lines):
+        if line.lstrip().startswith('#'):
+            continue
+        spans = word_spans(line)
+        kept = [line[a:b] for a, b in spans if name_of(line[a:b]) not in drop]
+        if len(kept) != len(spans):
+            lines[index] = ' '.join(kept)
+        if kept or len(kept) != len(spans):
+            last = index
+    if add:
+        if last is None:
+            if lines and lines[-1] == '':
+                lines.insert(len(lines) - 1, ' '.join(add))
+            else:
+                lines.append(' '.join(add))
+        else:
+            lines[last] = ' '.join(([lines[last]] if lines[last].strip() else []) + list(add))
+    out = '\n'.join(lines)
+    return out if out.endswith('\n') or not out else out + '\n'
+
+
+def grub_files(root):
+    """The files GRUB's configuration sources, in order: [(path, text)] of /etc/default/grub and
+    /etc/default/grub.d/*.cfg (name order); [] without /etc/default/grub."""
+    grub = _read(root, GRUB_DEFAULT)
+    if grub is None:
+        return []
+    folder = _local(root, GRUB_DEFAULT_D)
+    names = sorted(n for n in os.listdir(folder) if n.endswith('.cfg')) if os.path.isdir(folder) else []
+    return [(GRUB_DEFAULT, grub)] + [(os.path.join(GRUB_DEFAULT_D, n), _read(root, os.path.join(GRUB_DEFAULT_D, n)))
+                                     for n in names]
+
+
+def grub_winners(files, names):
+    """{name: ((spelled name, value) or None, the file that gave it)}: the last occurrence of each
+    parameter in the line GRUB's files make (GRUB_CMDLINE_LINUX then GRUB_CMDLINE_LINUX_DEFAULT),
+    and the last file whose sourcing changed it (None when no file ever set it)."""
+    found = dict((name, (None, None)) for name in names)
+    for count in range(1, len(files) + 1):
+        values = grub_variables([text for dummy, text in files[:count]])
+        line = params(' '.join(values.get(name, '') for name in GRUB_VARIABLES))
+        words = last_words(line, names)
+        for name in names:
+            if words.get(name) != found[name][0]:
+                found[name] = (words.get(name), files[count - 1][0])
+    return found

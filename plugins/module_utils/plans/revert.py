@@ -10,8 +10,9 @@ it) and every kernel pseudo-file it wrote (the value before).  A revert:
 1. puts every file back (atomically, through files.write_atomic), removes the files that did
    not exist and then the folders made for them, when empty;
 2. runs the reloads the apply of those files runs: ``udevadm control --reload`` after udev
-   rules, ``systemctl daemon-reload`` after unit drop-ins and fstab (on the running system,
-   when the program is there and systemd runs).  No ``udevadm trigger`` and no
+   rules, ``systemctl daemon-reload`` after unit drop-ins and fstab, update-grub (or
+   grub-mkconfig) after a GRUB file (on the running system, when the program is there and
+   systemd runs).  No ``udevadm trigger`` and no
    ``sysctl --system``: the live values are written back directly, which touches nothing
    else;
 3. writes every live value back and reads it again;
@@ -38,10 +39,12 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.engine import sysfs
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError, host_error
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import (
     CHANGED, DRIFT, FAILED, OK, PENDING_REBOOT, PENDING_RESTART, UNSUPPORTED, Setting)
+from ansible_collections.dbhost.tuning.plugins.module_utils.formats import cmdline
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import systemd
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans import kernel_cmdline
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.base import Plan
 
-UDEV, UNITS = 'udev', 'systemd'
+UDEV, UNITS, BOOT = 'udev', 'systemd', 'boot loader'
 
 
 def _service(key):
@@ -63,6 +66,12 @@ def consequence(key, kind):
         return None, PENDING_REBOOT, 'the mounts keep their options until they are mounted again (remount or reboot)'
     if key.startswith('/etc/security/limits'):
         return None, PENDING_RESTART, 'login sessions started from now on get it; running processes keep their limits'
+    if key == cmdline.GRUB_DEFAULT or key.startswith(cmdline.GRUB_DEFAULT_D + '/'):
+        return BOOT, PENDING_REBOOT, ('the next boot\'s command line, once the boot loader\'s configuration is '
+                                      'regenerated (update-grub); the running kernel keeps its own until the reboot')
+    if key == cmdline.KERNEL_CMDLINE:
+        return None, PENDING_REBOOT, ('the next boot\'s command line, once a kernel is installed (kernel-install add); '
+                                      'the running kernel keeps its own until the reboot')
     if key == '/etc/system':
         return None, PENDING_REBOOT, 'read at the next boot'
     if kind == 'DbParameter':
@@ -227,12 +236,20 @@ class Revert(Plan):
             return
         commands = []
         if UDEV in wanted and self.bin_path('udevadm'):
-            commands.append([self.bin_path('udevadm'), 'control', '--reload'])
+            commands.append(([self.bin_path('udevadm'), 'control', '--reload'], 'udevadm control --reload'))
         if UNITS in wanted and systemd.systemd_running('/'):
-            commands.append(['systemctl', 'daemon-reload'])
-        for argv in commands:
+            commands.append((['systemctl', 'daemon-reload'], 'systemctl daemon-reload'))
+        if BOOT in wanted:
+            argv = kernel_cmdline.grub_command(self.runner, self.bin_path)
+            if argv is None:
+                done['reload_errors'].append('the boot loader was not regenerated: no update-grub, grub-mkconfig nor '
+                                             'grub2-mkconfig found; run the one this host boots with before the next '
+                                             'reboot')
+            else:
+                commands.append((argv, ' '.join([os.path.basename(argv[0])] + argv[1:])))
+        for argv, label in commands:
             rc, out, err = self.runner(argv)
-            done['reloads'].append(' '.join(argv[-2:]) if argv[0] == 'systemctl' else 'udevadm control --reload')
+            done['reloads'].append(label)
             if rc != 0:
                 done['reload_errors'].append('%s failed (%s)' % (' '.join(argv), (err or out or 'exit status %d' % rc)
                                                                  .strip()))

@@ -29,6 +29,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.state.compile.block_
 from ansible_collections.dbhost.tuning.plugins.module_utils.state.desired import ROLES, compile_state, default_roles
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.hugepages import HugePages
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.kernel_params import KernelParams
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.kernel_cmdline import KernelCmdline
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.mounts.plan import MountOptions
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.processor_set.plan import ProcessorSet
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.resource_limits import ResourceLimits
@@ -66,12 +67,14 @@ PLANS = {
     'db_parameter': lambda kw, ctx: DbParameter(check_mode=ctx.check_mode, runner=ctx.db_runner, which=ctx.bin_path,
                                                 **kw),
     'processor_set': lambda kw, ctx: ProcessorSet(dict(kw), check_mode=ctx.check_mode, runner=ctx.runner),
+    'kernel_cmdline': lambda kw, ctx: KernelCmdline(check_mode=ctx.check_mode, runner=ctx.runner,
+                                                    bin_path=ctx.bin_path, **kw),
 }
 
 # The result key of each kind inside a role's part: the name of its single-kind module.
 PART_KEYS = {'sysctl': 'kernel_params', 'hugepages': 'hugepages', 'limits': 'resource_limits', 'sysfs': 'sysfs_attr',
              'block_queue': 'block_queue', 'mounts': 'mount_options', 'db_parameter': 'db_parameter',
-             'processor_set': 'processor_set'}
+             'processor_set': 'processor_set', 'kernel_cmdline': 'kernel_cmdline'}
 
 # Why a role listed in the roles can plan nothing: the inputs that would make it plan something.
 NOTHING_ASKED = {
@@ -89,7 +92,8 @@ FACT_SUBSETS = {'shared_memory': ('memory', 'hugepages'), 'processor_sets': ('me
 # The kinds of desired-state records (state/desired.py) each kind of call turns into settings.
 RECORD_KINDS = {'sysctl': ('sysctl',), 'hugepages': ('hugepages',), 'limits': ('limits', 'service_limits', 'project'),
                 'sysfs': ('sysfs',), 'block_queue': ('block_queue',), 'mounts': ('mount',),
-                'db_parameter': ('db_parameter',), 'processor_set': ('processor_set',)}
+                'db_parameter': ('db_parameter',), 'processor_set': ('processor_set',),
+                'kernel_cmdline': ('kernel_cmdline',)}
 
 
 def _record_keys(call, setting):

@@ -6,7 +6,7 @@
 The profile's keys (sizing/profiles.py, each with its vendor source) and
 kernel_params_settings become one sysctl call for the role (its params are given after
 merging, by state/desired.py); kernel_params_absent becomes a second call that removes
-keys from the file.  kernel_params_mode applies to the profile's values only: a value the
+keys from the file; kernel_params_cmdline a kernel_cmdline call (boot parameters).  kernel_params_mode applies to the profile's values only: a value the
 user writes is exact unless written ``>=N`` / ``<=N`` or given a comparison in
 kernel_params_comparisons.
 
@@ -63,6 +63,22 @@ def compile_kernel_params(state, v, facts):
         fail_on_shadowed=flag(v, 'kernel_params_fail_on_shadowed'), mode=mode)))
     if absent:
         state.calls.append(Call('sysctl', ROLE, dict(common, params=list(absent), state='absent'), label='sysctl absent'))
+    _compile_cmdline(state, v, common)
+
+
+def _compile_cmdline(state, v, common):
+    """kernel_params_cmdline -> one kernel_cmdline record per boot parameter and one call (none when empty)."""
+    params = role_var(v, 'kernel_params_cmdline') or {}
+    if not isinstance(params, dict):
+        raise InputError('kernel_params_cmdline must be a dict of boot parameter: value (null for a bare flag)')
+    if not params:
+        return
+    for name, value in sorted(params.items(), key=lambda item: str(item[0])):
+        shown = name if value is None or value == '' else text(value)
+        state.add('kernel_cmdline', name, shown, compare.EXACT, ROLE, 'user: kernel_params_cmdline')
+    state.calls.append(Call('kernel_cmdline', ROLE, dict(
+        params=dict(params), root=common['root'], backup=common['backup'],
+        fail_on_shadowed=flag(v, 'kernel_params_fail_on_shadowed'))))
 
 
 def _asked_comparisons(comparisons, system):

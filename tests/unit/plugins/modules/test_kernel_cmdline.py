@@ -267,10 +267,6 @@ def test_bad_input_fails_naming_it_before_anything_is_touched(root, run_module, 
 
 
 # ------------------------------------------------------------ the boot loader's command, faked
-def warnings(result):
-    return [warning['event']['msg'] for warning in result.get('warnings', [])]
-
-
 class Host(object):
     """The programs found and the commands run, as the module's bin_path and runner see them."""
 
@@ -278,6 +274,7 @@ class Host(object):
         self.programs = programs
         self.rc, self.err = rc, err
         self.ran = []
+        self.warnings = []
 
     def bin_path(self, name, required=False):
         return '/usr/sbin/%s' % name if name in self.programs else None
@@ -291,12 +288,11 @@ class Host(object):
 def booted(root, monkeypatch):
     """The module with the boot loader's commands acting on the tree, through a fake host."""
     from ansible.module_utils import basic
-    from ansible.module_utils.common import warnings as ansible_warnings
-    # a module's warnings are kept for the process: each test sees only its own
-    monkeypatch.setattr(ansible_warnings, '_global_warnings', type(ansible_warnings._global_warnings)())
 
     def make(programs, rc=0, err=''):
         host = Host(programs, rc, err)
+        # what the module warns, as it leaves the module (ansible-core keeps them for the whole process)
+        monkeypatch.setattr(basic.AnsibleModule, 'warn', lambda self, warning, **kw: host.warnings.append(warning))
         monkeypatch.setattr(basic.AnsibleModule, 'get_bin_path', lambda self, name, required=False, opt_dirs=None:
                             host.bin_path(name))
         monkeypatch.setattr(basic.AnsibleModule, 'run_command', lambda self, argv, **kw: host.runner(argv))
@@ -338,7 +334,7 @@ def test_no_boot_loader_command_warns_naming_what_to_run(root, run_module, boote
     result = run_module(kernel_cmdline, {'params': {'nosmt': None}, 'root': root})
     assert host.ran == [] and 'failed' not in result
     assert read(root, DROPIN) == dropin('nosmt')
-    assert warnings(result) == [
+    assert host.warnings == [
         'the boot loader was not regenerated: no update-grub, grub-mkconfig (with /boot/grub/grub.cfg) nor '
         'grub2-mkconfig (with /boot/grub2/grub.cfg) found; run the one this host boots with before the next reboot']
     assert 'the boot loader was not regenerated' in records(result)['nosmt']['detail']
@@ -348,8 +344,8 @@ def test_kernel_cmdline_file_warns_what_to_run(root, run_module, booted):
     put(root, '/etc/kernel/cmdline', 'root=UUID=0a1b ro\n')
     host = booted(['update-grub'])
     result = run_module(kernel_cmdline, {'params': {'nosmt': None}, 'root': root})
-    assert host.ran == []
-    assert warnings(result) == [
+    assert host.ran == [] and 'failed' not in result
+    assert host.warnings == [
         '/etc/kernel/cmdline is read when a kernel is installed: the boot loader was not regenerated; run '
         'kernel-install add <version> <kernel image> (or the tool this host boots with) before the next reboot']
 
@@ -400,3 +396,44 @@ def test_a_revert_on_the_running_system_regenerates_the_boot_loader(monkeypatch)
     assert nothing.ran == [] and done['reloads'] == []
     assert done['reload_errors'] == ['the boot loader was not regenerated: no update-grub, grub-mkconfig nor '
                                      'grub2-mkconfig found; run the one this host boots with before the next reboot']
+
+
+# ------------------------------------------------------------ the kernel_params role's kernel_params_cmdline
+def _role(run_module, root, check_mode=False, **variables):
+    from ansible_collections.dbhost.tuning.tests.unit.helpers import with_defaults
+    inputs = {'kernel_params': dict(variables, kernel_params_root=root, kernel_params_profile='none')}
+    return run_module(host_state, {'roles': ['kernel_params'], 'inputs': with_defaults(inputs)}, check_mode=check_mode)
+
+
+def test_the_role_leaves_the_command_line_alone_by_default(root, run_module):
+    before = digest(root, skip=BASELINE_FOLDER)
+    result = _role(run_module, root)
+    assert not result.get('failed'), result
+    assert digest(root, skip=BASELINE_FOLDER) == before
+    assert [s for s in result['settings'] if s.get('kind') == 'kernel_cmdline'] == []
+
+
+def test_the_role_sets_kernel_params_cmdline_through_host_state(root, run_module):
+    wanted = {'transparent_hugepage': 'never', 'nosmt': None}
+    check = _role(run_module, root, check_mode=True, kernel_params_cmdline=wanted)
+    assert not check.get('failed'), check
+    mine = dict((s['name'], s) for s in check['settings'] if s.get('kind') == 'kernel_cmdline')
+    assert sorted(mine) == ['nosmt', 'transparent_hugepage']
+    assert (mine['nosmt']['status'], mine['nosmt']['desired']) == ('drift', 'nosmt')
+    assert mine['transparent_hugepage']['source'] == 'user: kernel_params_cmdline'
+    assert mine['transparent_hugepage']['owner'] == 'kernel_params'
+    assert not os.path.exists(os.path.join(root, DROPIN.lstrip('/')))
+
+    applied = _role(run_module, root, kernel_params_cmdline=wanted)
+    assert read(root, DROPIN) == dropin('nosmt transparent_hugepage=never')
+    assert applied['changed'] is True and applied['reboot_required'] is True
+    again = _role(run_module, root, kernel_params_cmdline=wanted)
+    assert again['changed'] is False
+    assert set(s['status'] for s in again['settings'] if s.get('kind') == 'kernel_cmdline') == set(['pending_reboot'])
+
+
+def test_the_role_refuses_a_bad_kernel_params_cmdline_before_anything_is_touched(root, run_module):
+    before = digest(root)
+    result = _role(run_module, root, kernel_params_cmdline={'console': 'ttyS0'})
+    assert result['failed'] is True and 'console' in result['msg']
+    assert digest(root) == before

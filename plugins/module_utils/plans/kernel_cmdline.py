@@ -32,7 +32,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.engine import valida
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import HostError, InputError
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import FileChange, PathError, read_text, rooted
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import (
-    PENDING_REBOOT, UNSUPPORTED, Setting, decide_status)
+    PENDING_REBOOT, UNSUPPORTED, Setting, decide_status, did)
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import cmdline
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.base import Plan
 
@@ -246,7 +246,6 @@ class KernelCmdline(Plan):
 
     def _regenerate(self, persisted):
         """(what the records say of the boot loader, a warning or None) after our file changed."""
-        verb = 'would' if self.check_mode else 'did'
         if not self.update_bootloader:
             return 'the boot loader\'s configuration is not regenerated (update_bootloader=false)', None
         if self.command_root is None:
@@ -264,7 +263,7 @@ class KernelCmdline(Plan):
             return why, (None if self.check_mode else why)
         shown_argv = ' '.join(argv)
         if self.check_mode:
-            return '%s run %s' % (verb, shown_argv), None
+            return 'would run %s' % shown_argv, None
         rc, out, err = self.runner(argv)
         if rc != 0:
             raise HostError('%s failed (%s): the boot loader\'s configuration was not regenerated, so the next boot '
@@ -303,7 +302,7 @@ class KernelCmdline(Plan):
     def _notes(self, persisted, done, changed):
         notes = []
         if changed:
-            notes.append('%s %s' % ('would write' if self.check_mode else 'wrote', persisted['file']))
+            notes.append(did(self.check_mode, 'write %s' % persisted['file']))
             notes.append(done['bootloader'])
         return notes
 
@@ -352,7 +351,7 @@ class KernelCmdline(Plan):
         if status == PENDING_REBOOT:
             details.append('the running kernel has %s until the next reboot' % _word(*live['words'][name]))
         persisted_now = persisted['resolve'].get(name, (None, None))[0] if self.check_mode else after
-        notes = ['%s it from %s' % ('would remove' if self.check_mode else 'removed', persisted['file']),
+        notes = [did(self.check_mode, 'remove it from %s' % persisted['file']),
                  done['bootloader']] if removed else []
         return Setting(spelled, persisted['file'], None, shown(live['words'].get(name)), shown(persisted_now), status,
                        '; '.join(notes + details))

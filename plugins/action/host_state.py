@@ -208,10 +208,10 @@ class ActionModule(ActionBase):
         result = super(ActionModule, self).run(tmp, task_vars)
         task_vars = task_vars or {}
         args = dict(self._task.args)
-        unknown = sorted(set(args) - set(['roles', 'inputs', 'fail_on_drift', 'state']))
+        unknown = sorted(set(args) - set(['roles', 'inputs', 'fail_on_drift', 'state', 'details']))
         if unknown:
-            raise AnsibleActionFail('host_state: unknown option(s) %s (it takes roles, inputs, fail_on_drift and state)'
-                                    % ', '.join(unknown))
+            raise AnsibleActionFail('host_state: unknown option(s) %s (it takes roles, inputs, fail_on_drift, state '
+                                    'and details)' % ', '.join(unknown))
         roles, source = args.get('roles'), 'roles'
         if roles is None and 'dbhost_roles' in task_vars:
             roles, source = self._value(task_vars, 'dbhost_roles'), 'dbhost_roles'
@@ -247,7 +247,7 @@ class ActionModule(ActionBase):
         if problems:
             raise AnsibleActionFail('host_state: %s' % '; '.join(problems))
         module_args = {'inputs': inputs}
-        for option in ('fail_on_drift', 'state'):
+        for option in ('fail_on_drift', 'state', 'details'):
             if option in args:
                 module_args[option] = args[option]
         if roles is not None:

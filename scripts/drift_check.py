@@ -24,7 +24,8 @@ dbhost.tuning.drift_report callback enabled and decides from the drift.json it w
 
 When several apply, the first in the order failed, unreachable, drift wins; the reports name every host's
 state. Under each host that is not clean (or has unsupported settings) it prints why: every failed
-task's message, and every setting that is not ok with its status, its reason and its source. A setting this platform or container cannot have (status unsupported: a key the running kernel
+task's message, and every setting that is not ok with its status, its reason and its source.
+A setting this platform or container cannot have (status unsupported: a key the running kernel
 does not have, a read-only /proc/sys) is counted apart and never changes the exit code by itself;
 with --unsupported-as-drift it counts as drift (3). See docs/drift-exit-codes.md. Standard library only.
 """

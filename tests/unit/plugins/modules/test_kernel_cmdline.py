@@ -209,7 +209,7 @@ def test_kernel_cmdline_file_is_edited_in_place(root, run_module):
     result = run_module(kernel_cmdline, {'params': {'transparent_hugepage': 'never', 'nosmt': None}, 'root': root},
                         diff=True)
     assert read(root, '/etc/kernel/cmdline') == ('# the boot entries\nroot=UUID=0a1b ro "quiet" nosmt '
-                                                'transparent_hugepage=never\n')
+                                                 'transparent_hugepage=never\n')
     assert not os.path.exists(os.path.join(root, 'etc', 'default', 'grub.d'))
     assert result['diff'][0]['before_header'] == '/etc/kernel/cmdline'
     record = records(result)['transparent_hugepage']
@@ -218,7 +218,7 @@ def test_kernel_cmdline_file_is_edited_in_place(root, run_module):
                                        'root': root})['changed'] is False
     run_module(kernel_cmdline, {'params': ['nosmt'], 'state': 'absent', 'root': root})
     assert read(root, '/etc/kernel/cmdline') == ('# the boot entries\nroot=UUID=0a1b ro "quiet" '
-                                                'transparent_hugepage=never\n')
+                                                 'transparent_hugepage=never\n')
 
 
 def test_without_a_boot_loader_configuration_every_record_is_unsupported(tmp_path, run_module):

@@ -226,26 +226,27 @@ class SysfsAttributes(LivePlusFile, Plan):
     def applies_here(self, desired):
         return self.supported
 
-    def live_meets(self, path, value, want):
+    # a key is the attribute's /sys path
+    def live_meets(self, key, value, want):
         return same_value(value, want)
 
-    def read_one(self, path):
+    def read_one(self, key):
         try:
-            return normalize(sysfs.read_value(self._local(path)))
+            return normalize(sysfs.read_value(self._local(key)))
         except (IOError, OSError):
             return None
 
-    def write_one(self, path, value):
-        sysfs.write_value(self._local(path), value)
+    def write_one(self, key, value):
+        sysfs.write_value(self._local(key), value)
 
-    def read_only_reason(self, path):
-        return sysfs.read_only_reason(self._local(path), path)
+    def read_only_reason(self, key):
+        return sysfs.read_only_reason(self._local(key), key)
 
-    def persist_value(self, path, want, live, persisted):
+    def persist_value(self, key, want, live, persisted):
         """Our ``w`` line, unless the boot or our file already writes the value.  An attribute
         nobody can set here is still persisted: systemd-tmpfiles writes a ``w`` line only where
         the file exists, at a boot where it does."""
-        if same_value(persisted['resolve'](path)[0], want) or same_value(persisted['ours'].get(path), want):
+        if same_value(persisted['resolve'](key)[0], want) or same_value(persisted['ours'].get(key), want):
             return UNCHANGED
         return want
 

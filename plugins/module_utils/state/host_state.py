@@ -81,6 +81,10 @@ NOTHING_ASKED = {
                  'system type',
 }
 
+# The parts of the result left out unless the task names them (the module's details option): each
+# record of settings already carries its desired value, comparison, owner, kind and source.
+DETAILS = ('desired_state', 'facts')
+
 # What each role's compile step reads from the host's facts.
 FACT_SUBSETS = {'shared_memory': ('memory', 'hugepages'), 'processor_sets': ('memory', 'hugepages', 'numa'),
                 'direct_io': ('mounts',)}
@@ -150,9 +154,13 @@ class HostState(Plan):
     """One host's desired state, checked or applied in one process."""
 
     def __init__(self, roles, inputs, check_mode=False, runner=None, bin_path=None, db_runner=None,
-                 facts_reader=None, state='present'):
+                 facts_reader=None, state='present', details=None):
         if not isinstance(inputs, dict):
             raise InputError('inputs must be a dict of role: {variable: value}')
+        self.details = list(details or [])
+        unknown = [name for name in self.details if name not in DETAILS]
+        if unknown:
+            raise InputError('details: %s is not one of %s' % (', '.join(map(str, unknown)), ', '.join(DETAILS)))
         if state not in ('present', 'revert'):
             raise InputError('state must be present or revert, got %r' % (state,))
         self.reverting = state == 'revert'
@@ -272,10 +280,12 @@ class HostState(Plan):
             self._views['shared_memory']['sizing'] = self.state.sizing
         result.extra['roles'] = per_role
         result.extra['plans'] = plans
-        result.extra['desired_state'] = self.state.as_list()
         result.extra['notes'] = list(self.state.messages)
         result.extra['restart_services'] = self._restarts()
-        result.extra['facts'] = facts
+        if 'desired_state' in self.details:
+            result.extra['desired_state'] = self.state.as_list()
+        if 'facts' in self.details:
+            result.extra['facts'] = facts
         return result
 
     @staticmethod
@@ -315,7 +325,8 @@ class HostState(Plan):
         if self.reverting:
             for record in output['settings']:
                 record.update(owner=None, kind='revert')
-            output.update(roles={}, restart_services=[], desired_state=[], facts={},
+            output.update(dict((name, [] if name == 'desired_state' else {}) for name in self.details),
+                          roles={}, restart_services=[],
                           plans=[{'kind': 'revert', 'owner': None, 'label': 'revert', 'changed': result.changed,
                                   'restart_required': result.restart_required, 'settings': len(result.settings)}])
             return output

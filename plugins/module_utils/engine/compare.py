@@ -21,6 +21,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import re
+
 EXACT = 'exact'
 MINIMUM = 'minimum'
 MAXIMUM = 'maximum'
@@ -28,6 +30,7 @@ COMPARISONS = (EXACT, MINIMUM, MAXIMUM)
 
 # Spellings of "no limit": limits.conf and ulimit say unlimited, systemd says infinity.
 UNLIMITED_WORDS = frozenset(['unlimited', 'infinity'])
+_INTEGER = re.compile(r'^-?[0-9]+\Z')
 _SYMBOLS = {EXACT: '', MINIMUM: '>= ', MAXIMUM: '<= '}
 
 
@@ -76,6 +79,17 @@ def validate(comparison, name='comparison'):
         if item not in COMPARISONS:
             raise ComparisonError('%s: %r is not one of %s' % (name, item, ', '.join(COMPARISONS)))
     return list(comparison) if isinstance(comparison, (list, tuple)) else comparison
+
+
+def same_value(actual, desired):
+    """Compare like the kernel prints a pseudo-file: whole numbers as numbers ('01' is '1'),
+    anything else as its words with single spaces; None never matches."""
+    if actual is None or desired is None:
+        return False
+    have, want = ' '.join(str(actual).split()), ' '.join(str(desired).split())
+    if _INTEGER.match(have) and _INTEGER.match(want):
+        return int(have) == int(want)
+    return have == want
 
 
 def _field_ok(have, want, how):

@@ -36,6 +36,18 @@ STATUSES = (OK, CHANGED, DRIFT, PENDING_RESTART, PENDING_REBOOT, SHADOWED, UNSUP
 # Statuses that a drift check treats as "the host matches": everything else is drift.
 CLEAN_STATUSES = (OK, UNSUPPORTED)
 
+# The past tense of the verbs a record uses for what a run did to a file or a value.
+_PAST = {'write': 'wrote', 'remove': 'removed', 'enable': 'enabled', 'create': 'created'}
+
+
+def did(check_mode, phrase):
+    """What a record says a run did: ``did(check_mode, 'write %s' % path)`` is 'would write PATH'
+    in check mode and 'wrote PATH' otherwise (the first word of ``phrase`` is the verb)."""
+    verb, _sep, rest = phrase.partition(' ')
+    if check_mode:
+        return 'would ' + phrase
+    return ' '.join(word for word in (_PAST.get(verb, verb), rest) if word)
+
 
 def run_plan(module, make_plan):
     """The end of every module's main(): build the plan, run it, exit with the contract.

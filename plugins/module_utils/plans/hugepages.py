@@ -313,8 +313,7 @@ class HugePages(Plan):
                                    'huge page pools are managed on Linux only'))
             return
         for change in done['file_changes']:
-            if change.needed:
-                result.add_diff(change.shown_path, change.before, change.after)
+            change.report(result)
         for pool in desired:
             result.add(self._record(pool, live, persisted, done))
             if done['live_after'][pool.name] != live[pool.name]:

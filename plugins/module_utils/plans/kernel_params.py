@@ -19,7 +19,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platfo
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import FileChange, PathError, read_text, rooted
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import (
-    FAILED, UNSUPPORTED, Setting, decide_status)
+    FAILED, UNSUPPORTED, Setting, decide_status, did)
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import InputError  # noqa: F401 (re-exported)
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import sysctl
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import sysctl_keys
@@ -332,12 +332,10 @@ class KernelParams(Plan):
         lowered = self.compare.short_fields(key, ours, self.compare.combine(key, want, [others_value]))
         grant = '%s (%s)' % (others_file, ', '.join(lowered)) if lowered else others_file
         if self.compare.satisfies(key, others_value, want):
-            self.notes[key] = 'our line lowered what %s gives at boot: %s' % (
-                grant, 'would remove it' if self.check_mode else 'removed it')
+            self.notes[key] = 'our line lowered what %s gives at boot: %s' % (grant, did(self.check_mode, 'remove it'))
             return None
         value = self.compare.combine(key, want, [live.get(key), ours, others_value])
-        self.notes[key] = 'our line lowered what %s gives at boot: %s %s' % (
-            grant, 'would write' if self.check_mode else 'wrote', value)
+        self.notes[key] = 'our line lowered what %s gives at boot: %s' % (grant, did(self.check_mode, 'write %s' % value))
         return value
 
     def normalize(self, value):
@@ -383,9 +381,7 @@ class KernelParams(Plan):
 
     # ---------------------------------------------------------------- reporting
     def render(self, result, desired, live, persisted, done):
-        change = done['change']
-        if change.needed:
-            result.add_diff(change.shown_path, change.before, change.after)
+        done['change'].report(result)
         for key in sorted(desired):
             result.add(self._record(key, desired[key], live, persisted, done))
         if self.backup_file:
@@ -399,9 +395,8 @@ class KernelParams(Plan):
         winner_value, winner_file = (resolve_before if self.check_mode else resolve_after)(key)
         if want is None:
             removed = key in persisted['ours']
-            detail = ('%s %s; the live value is left as it is' % (
-                'would remove it from' if self.check_mode else 'removed it from', self.file)) if removed else \
-                'not in %s' % self.file
+            detail = did(self.check_mode, 'remove it from %s' % self.file) + '; the live value is left as it is' \
+                if removed else 'not in %s' % self.file
             status = decide_status(None, not removed, self.check_mode)
             return Setting(key, self.file, None, live_now, winner_value, status, detail)
 
@@ -430,7 +425,7 @@ class KernelParams(Plan):
         status = decide_status(live_ok, persisted_ok, self.check_mode,
                                live_needs=self.backend.live_needs, shadowed=shadowed)
         if key in done['changes'] and not details and key not in self.notes:
-            details.append('%s %s' % ('would write' if self.check_mode else 'wrote', self.file))
+            details.append(did(self.check_mode, 'write %s' % self.file))
         details.extend(self._field_details(key, want, live, live_ok, resolve_before, persisted_ok))
         details.extend(self._module_note(key))
         return Setting(key, self.file, want, live_now, winner_value, status, '; '.join(details), comparison=how)
@@ -442,8 +437,7 @@ class KernelParams(Plan):
         if not self.persist:
             details.append('not persisted (persist: false)')
         elif key in done['changes']:
-            details.append('%s %s for a boot where it can be set' % (
-                'would write it to' if self.check_mode else 'wrote it to', self.file))
+            details.append('%s for a boot where it can be set' % did(self.check_mode, 'write it to %s' % self.file))
         elif boot_file:
             details.append('at boot: %s' % boot_file if boot_file == KERNEL_DEFAULT_SOURCE else 'persisted by %s' % boot_file)
         if self.persist and boot_file not in (None, self.file) and not self.compare.satisfies(key, boot_value, want):

@@ -12,7 +12,7 @@ __metaclass__ = type
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import read_text, rooted
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import Setting, decide_status
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import Setting, decide_status, did
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import project as project_db
 
 
@@ -132,7 +132,7 @@ def project_records(wanted, current, new, changed, check_mode):
 def _project_setting(check_mode, name, want, now, persisted_ok, written, note):
     details = []
     if written:
-        details.append('%s %s' % ('would write' if check_mode else 'wrote', project_db.ETC_PROJECT))
+        details.append(did(check_mode, 'write %s' % project_db.ETC_PROJECT))
     details.append(note)
     if isinstance(want, list):
         want, now = ','.join(want), (','.join(now) if now is not None else None)

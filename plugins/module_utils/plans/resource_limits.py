@@ -29,7 +29,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.engine import valida
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import sysfs
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import FileChange, PathError, rooted
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import (
-    FAILED, PENDING_RESTART, UNSUPPORTED, Setting, decide_status)
+    FAILED, PENDING_RESTART, UNSUPPORTED, Setting, decide_status, did)
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import InputError  # noqa: F401 (re-exported)
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.base import Plan
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans import project_limits
@@ -367,7 +367,7 @@ class ResourceLimits(Plan):
         persisted_now = now.pair
         details = []
         if written is not None:
-            details.append('%s %s (%s=%s)' % ('would write' if self.check_mode else 'wrote', shown_path, name, written))
+            details.append('%s (%s=%s)' % (did(self.check_mode, 'write %s' % shown_path), name, written))
         elif now.path != shown_path and self._pair_meets(now.pair, want):
             details.append('met by %s' % now.describe(name))
         if done['reload_error']:

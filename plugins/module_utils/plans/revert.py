@@ -31,6 +31,7 @@ __metaclass__ = type
 
 import os
 
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import compare
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import baseline
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import files
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import journal
@@ -88,10 +89,6 @@ def _in_use_detail(root, key, after, want):
     return ('the kernel kept %s pages after %s was written%s: pages running processes hold (a database\'s shared '
             'memory) are freed when they release them, at a restart of the database or the next boot, whose '
             'sources are put back' % (str(after).strip(), want, held))
-
-
-def _same_value(left, right):
-    return left is not None and right is not None and left.split() == right.split()
 
 
 class Revert(Plan):
@@ -186,7 +183,7 @@ class Revert(Plan):
             if section != 'live' or self.check_mode:
                 continue
             now = live[(root, section, key)]
-            if now is None or _same_value(now, entry['value']):
+            if now is None or compare.same_value(now, entry['value']):
                 continue
             host = files.kernel_path(root, key)
             try:
@@ -281,14 +278,14 @@ class Revert(Plan):
         if before is None:
             return Setting(key, key, want, None, None, UNSUPPORTED,
                            '%s is not there any more (a device or a kernel module gone?): nothing to put back' % key)
-        if _same_value(before, want):
+        if compare.same_value(before, want):
             return Setting(key, key, want, before, None, OK, 'as before tuning')
         if self.check_mode:
             return Setting(key, key, want, before, None, DRIFT, 'would be set back from %s' % before)
         after, error = done['live'].get((root, key), (before, 'not written'))
         if not error and _pool_in_use(key, after, want):
             return Setting(key, key, want, after, None, PENDING_RESTART, _in_use_detail(root, key, after, want))
-        if error or not _same_value(after, want):
+        if error or not compare.same_value(after, want):
             return Setting(key, key, want, after, None, FAILED,
                            error or 'the kernel kept %s after %s was written' % (after, want))
         return Setting(key, key, want, after, None, CHANGED, 'set back from %s' % before)

@@ -20,7 +20,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.engine import accoun
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import compare
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import confd
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import FileChange, read_text, rooted
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import Setting, decide_status
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import Setting, decide_status, did
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import limits
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import pam_limits
 
@@ -154,7 +154,7 @@ class SessionLimits(object):
             '%s=%s' % (side, now[side].value) for side in sides(key))
         details = []
         if key in changes:
-            details.append('%s %s (%s)' % ('would write' if self.check_mode else 'wrote', self.limits_file, changes[key]))
+            details.append('%s (%s)' % (did(self.check_mode, 'write %s' % self.limits_file), changes[key]))
         want = limits.normalize_value(item, value)
         shadowed = False
         for side in sides(key):

@@ -23,9 +23,9 @@ __metaclass__ = type
 
 import errno
 import os
-import re
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import confd
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.compare import same_value
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import sysfs
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import cmdline
@@ -34,14 +34,13 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.formats import tuned
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import FileChange, PathError, read_text, rooted
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import (
-    FAILED, UNSUPPORTED, Setting, decide_status)
+    FAILED, UNSUPPORTED, Setting, decide_status, did)
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import InputError  # noqa: F401 (re-exported)
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.base import Plan
 
 DEFAULT_TMPFILES_FILE = '/etc/tmpfiles.d/90-dbhost-tuning.conf'
 HEADER = ('# Managed by dbhost.tuning: sysfs attributes that systemd-tmpfiles writes at boot;\n'
           '# local edits to these paths are overwritten.')
-_NUMBER = re.compile(r'^-?[0-9]+\Z')
 # The attribute the kernel command line's transparent_hugepage= sets at boot.
 THP_ENABLED = '/sys/kernel/mm/transparent_hugepage/enabled'
 
@@ -85,16 +84,6 @@ def format_value(name, value):
 
 def normalize(value):
     return None if value is None else ' '.join(str(value).split())
-
-
-def same_value(actual, desired):
-    """Compare like the kernel does: numbers as numbers, words after whitespace folding."""
-    if actual is None:
-        return False
-    have, want = normalize(actual), normalize(desired)
-    if _NUMBER.match(have) and _NUMBER.match(want):
-        return int(have) == int(want)
-    return have == want
 
 
 class SysfsAttributes(Plan):
@@ -303,9 +292,7 @@ class SysfsAttributes(Plan):
                 result.add(Setting(path, None, desired[path], None, None, UNSUPPORTED,
                                    'sysfs exists on Linux only'))
             return
-        change = done['change']
-        if change.needed:
-            result.add_diff(change.shown_path, change.before, change.after)
+        done['change'].report(result)
         for path in sorted(desired):
             result.add(self._record(path, desired[path], live, persisted, done))
             if not self.check_mode and path in done['writes'] and path not in done['refused'] and \
@@ -342,7 +329,7 @@ class SysfsAttributes(Plan):
         if self.choices.get(path):
             details.append('choices: %s' % ' '.join(self.choices[path]))
         if path in done['changes']:
-            details.insert(0, '%s %s' % ('would write' if self.check_mode else 'wrote', self.file))
+            details.insert(0, did(self.check_mode, 'write %s' % self.file))
         return Setting(path, target, want, live_now, persisted_now, status, '; '.join(details))
 
     def _unsupported_detail(self, path, done):
@@ -352,8 +339,7 @@ class SysfsAttributes(Plan):
         if not self.persist:
             details.append('not persisted (persist=false)')
         elif path in done['changes']:
-            details.append('%s %s for a boot where it exists and can be set' % (
-                'would write it to' if self.check_mode else 'wrote it to', self.file))
+            details.append('%s for a boot where it exists and can be set' % did(self.check_mode, 'write it to %s' % self.file))
         elif shown:
             details.append('persisted by %s' % shown)
         if self.persist and shown and shown != self.file and not same_value(value, self.wanted.get(path)):

@@ -19,6 +19,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.engine import valida
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import compare
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import sysfs
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import did
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import udev
 
 SELECTOR_KEYS = ('name', 'wwn', 'serial', 'model', 'vendor', 'mount')
@@ -96,10 +97,10 @@ def normalize_wwn(value):
 
 
 def meets(actual, desired, how=None):
-    """same_value, or for a number under a bound (``minimum``/``maximum``) the bound met."""
+    """compare.same_value, or for a number under a bound (``minimum``/``maximum``) the bound met."""
     if how in (None, compare.EXACT) or actual is None or desired is None or \
             not (INTEGER.match(str(actual).strip()) and INTEGER.match(str(desired).strip())):
-        return same_value(actual, desired)
+        return compare.same_value(actual, desired)
     return compare.satisfies(str(actual).strip(), str(desired).strip(), how)
 
 
@@ -109,16 +110,6 @@ def to_persist(desired, grants, how=None):
         return desired
     usable = [str(g).strip() for g in grants if g is not None and INTEGER.match(str(g).strip())]
     return int(compare.combine(str(desired).strip(), usable, how))
-
-
-def same_value(actual, desired):
-    """Values compare as the kernel prints them: numbers as numbers, words with single spaces."""
-    if actual is None or desired is None:
-        return False
-    actual, desired = ' '.join(str(actual).split()), ' '.join(str(desired).split())
-    if INTEGER.match(actual) and INTEGER.match(desired):
-        return int(actual) == int(desired)
-    return actual == desired
 
 
 class Entry(object):
@@ -215,5 +206,5 @@ def unsupported_rule(persist, persisted, written, check_mode, rules_file):
     if not persisted:
         return 'no rule written: udev would fail to write it at every event'
     if written:
-        return '%s %s for a boot where it can be set' % ('would write it to' if check_mode else 'wrote it to', rules_file)
+        return '%s for a boot where it can be set' % did(check_mode, 'write it to %s' % rules_file)
     return 'persisted by %s' % rules_file

@@ -26,7 +26,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.engine import sysfs
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import FileChange, PathError, read_text, rooted
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import FAILED, UNSUPPORTED, Setting, decide_status
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import FAILED, UNSUPPORTED, Setting, decide_status, did
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import tuned
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import udev
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.base import Plan
@@ -420,8 +420,7 @@ class BlockQueue(Plan):
             self._render_unsupported(result, desired.system)
             return
         change = done['change']
-        if change.needed:
-            result.add_diff(self.file, change.before, change.after)
+        change.report(result)
         after_values = dict((disk, udev.values_for(udev.parse(change.after), desired.keys[disk][0], COMMON_TOKENS))
                             for disk in desired.chosen)
         for disk in sorted(desired.chosen):
@@ -475,7 +474,7 @@ class BlockQueue(Plan):
             details.append('was %r' % done['written'][(disk, name)])
         persisted_ok = meets(persisted_before.get(name), want, how) if self.persist else None
         if self.persist and not persisted_ok:
-            details.append('%s %s' % ('would write' if self.check_mode else 'wrote', self.file))
+            details.append(did(self.check_mode, 'write %s' % self.file))
             if done['change'].needed and done['reload']:
                 details.append(done['reload']['detail'])
         tuned_sets = self.tuned.block_queue(disk, name, persisted_after.get(name) or before) if self.tuned and self.persist else None

@@ -17,7 +17,7 @@ __metaclass__ = type
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import FileChange
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import (
-    FAILED, PENDING_RESTART, UNSUPPORTED, Setting, decide_status)
+    FAILED, PENDING_RESTART, UNSUPPORTED, Setting, decide_status, did)
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter.common import apply_edits, live_info
 
 
@@ -97,8 +97,7 @@ class FileStore(object):
     def render(self, result, desired, live, persisted, done):
         engine = self.engine
         for change in done['changes']:
-            if change.needed:
-                result.add_diff(change.shown_path, change.before, change.after)
+            change.report(result)
         for key in sorted(desired):
             result.add(self.record(key, desired[key], persisted['before'][key], done['after'][key], live,
                                    done['written'].get(key), done['reloaded']))
@@ -119,7 +118,7 @@ class FileStore(object):
         target = (written or [before_where.split(' line ')[0] if before_where else self.plan.path])[0]
         details = []
         if written:
-            details.append('%s %s' % ('would write' if check_mode else 'wrote', ', '.join(written)))
+            details.append(did(check_mode, 'write %s' % ', '.join(written)))
         if info is not None and info.read_only:
             return Setting(key, target, engine.show(want), engine.show(info.value), engine.show(persisted_value),
                            UNSUPPORTED, 'read-only: fixed when the server was built or initialised')

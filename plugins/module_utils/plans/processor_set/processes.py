@@ -17,7 +17,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.engine import journa
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import numa
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import (
-    FAILED, OK, UNSUPPORTED, Setting, decide_status)
+    FAILED, OK, UNSUPPORTED, Setting, decide_status, did)
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.processor_set.service import show_list
 
 
@@ -226,7 +226,7 @@ class ProcessBinding(object):
                                     None, status, detail))
         elif cpuset and plan.state == 'absent' and live['cpuset'] is not None:
             status = decide_status(None, False, plan.check_mode)
-            detail = '%s cpuset %s' % ('would remove' if plan.check_mode else 'removed', cpuset.cgroup_path)
+            detail = did(plan.check_mode, 'remove cpuset %s' % cpuset.cgroup_path)
             if done['cpuset_error'] is not None:
                 status, detail = FAILED, 'removing cpuset %s failed: %s' % (cpuset.cgroup_path, done['cpuset_error'])
             settings.append(Setting('cpuset:%s' % cpuset.name, cpuset.folder, None,

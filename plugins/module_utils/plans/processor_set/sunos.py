@@ -20,7 +20,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.engine import journa
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import numa
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import FAILED, OK, Setting, decide_status
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import FAILED, OK, Setting, decide_status, did
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.base import Plan
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.processor_set.common import (
     SET_NAME, ProcessMatcher, check_cpus_exist, parse_list)
@@ -322,7 +322,7 @@ class SunOSProcessorSet(Plan):
                 return [Setting(name, 'psrset', None, None, None, OK, 'no user processor set holds CPUs %s' % cpus)]
             return [Setting(name, 'psrset', None, {'id': set_id, 'cpus': cpus}, None,
                             decide_status(None, False, self.check_mode),
-                            '%s processor set %d' % ('would remove' if self.check_mode else 'removed', set_id))]
+                            did(self.check_mode, 'remove processor set %d' % set_id))]
         desired = {'cpus': cpus}
         if done['no_id']:
             return [Setting(name, 'psrset', desired, None, None, FAILED, 'psrset -c printed no set id')]

@@ -12,7 +12,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import numa
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import FAILED, OK, Setting, decide_status
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import FAILED, OK, Setting, decide_status, did
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.processor_set.sunos_output import (
     parse_pool_info, pool_commands)
 
@@ -166,8 +166,7 @@ class ResourcePool(object):
             if plan.state == 'absent':
                 return [Setting(name, TARGET, None, None, None, OK, 'the pools facility is not active')]
             records.append(Setting('pools', 'svc:/system/pools', 'enabled', 'disabled', None,
-                                   decide_status(False, None, plan.check_mode), '%s the pools facility (pooladm -e)'
-                                   % ('would enable' if plan.check_mode else 'enabled')))
+                                   decide_status(False, None, plan.check_mode), did(plan.check_mode, 'enable the pools facility (pooladm -e)')))
             if plan.check_mode:
                 records.append(Setting(name, TARGET, desired, None, None, decide_status(False, False, True),
                                        'would create pool and pset %s with CPUs %s' % (plan.pool, cpus)))

@@ -14,7 +14,7 @@ import yaml
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.block_queue.devices import Tree, parse_mountinfo
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans.block_queue.entries import same_value
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.compare import same_value
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.block_queue.plan import BlockQueue
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms
 from ansible_collections.dbhost.tuning.tests.unit.fixtures.block import fake_sysfs

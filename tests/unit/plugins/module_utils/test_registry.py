@@ -103,8 +103,8 @@ def test_a_module_params_and_a_compile_call_make_the_same_plan(tmp_path, linux):
     params.update(attributes={'kernel/mm/transparent_hugepage/enabled': 'never'}, root=root)
     ctx = registry.Context(check_mode=True)
     from_module = registry.plan('sysfs_attr', params, ctx).run(None)
-    from_call = registry.plan('sysfs_attr', {'attributes': {'kernel/mm/transparent_hugepage/enabled': 'never'},
-                                              'root': root}, ctx).run(None)
+    given = {'attributes': {'kernel/mm/transparent_hugepage/enabled': 'never'}, 'root': root}
+    from_call = registry.plan('sysfs_attr', given, ctx).run(None)
     assert digest(root) == before
     assert [s.as_dict() for s in from_module.settings] == [s.as_dict() for s in from_call.settings]
     assert [(s.name, s.live, s.status) for s in from_call.settings] == [

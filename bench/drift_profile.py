@@ -70,6 +70,25 @@ def _sized(*args, **kwargs):
 module_common.modify_module = _sized
 import ansible.plugins.action
 ansible.plugins.action.modify_module = _sized
+from ansible.executor import task_executor
+_execute = task_executor.TaskExecutor._execute
+def _values(value):
+    if isinstance(value, dict):
+        return 1 + sum(_values(item) for item in value.values())
+    if isinstance(value, (list, tuple)):
+        return 1 + sum(_values(item) for item in value)
+    return 1
+def _measured(self, *args, **kwargs):
+    result = _execute(self, *args, **kwargs)
+    try:
+        size = len(json.dumps(result, default=str))
+    except Exception:
+        size = -1
+    parts = dict((key, len(json.dumps(value, default=str))) for key, value in result.items()) if size > 0 else {}
+    with open(os.path.join(OUT, 'results.jsonl'), 'a') as handle:
+        handle.write(json.dumps([self._task.action, size, _values(result), parts]) + '\n')
+    return result
+task_executor.TaskExecutor._execute = _measured
 from ansible.cli.playbook import main
 sys.argv[0] = 'ansible-playbook'
 main_profile = cProfile.Profile(time.process_time)
@@ -110,6 +129,24 @@ def load(paths):
         else:
             stats.add(path)
     return stats
+
+
+def result_sizes(path):
+    """A line per task action: the JSON size of its result per host, its number of values (what Ansible's
+    result processing walks), and its largest keys."""
+    found = {}
+    if os.path.exists(path):
+        with open(path) as handle:
+            for line in handle:
+                action, size, values, parts = json.loads(line)
+                found.setdefault(action, []).append((size, values, parts))
+    lines = []
+    for action, rows in sorted(found.items()):
+        size, values, parts = max(rows, key=lambda row: row[0])
+        largest = sorted(parts.items(), key=lambda item: -item[1])[:6]
+        lines.append('Result of %s: %d bytes of JSON, %d values per host (largest: %s)' % (
+            action, size, values, ', '.join('%s %d' % item for item in largest)))
+    return lines
 
 
 def run(argv, env, cwd, logfile):
@@ -251,6 +288,7 @@ def main():
         payloads = ['%s %s bytes' % (module, '/'.join(str(size) for size in sorted(values)))
                     for module, values in sorted(sizes.items())]
         lines += ['', 'AnsiballZ payloads: ' + ', '.join(payloads)]
+        lines += result_sizes(os.path.join(output, 'results.jsonl'))
         text = '\n'.join(lines) + '\n'
         with open(os.path.join(output, 'split.md'), 'w') as handle:
             handle.write(text)

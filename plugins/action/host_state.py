@@ -27,10 +27,14 @@ import os
 
 import yaml
 
+from ansible import constants
 from ansible.errors import AnsibleActionFail
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.plugins.action import ActionBase
+from ansible.utils.display import Display
 from ansible_collections.dbhost.tuning.plugins.module_utils.state import registry
+
+display = Display()
 
 # The roles, in the registry's order (state/registry.py).
 ROLES = registry.ROLE_NAMES
@@ -45,6 +49,9 @@ _KNOWN = []
 _YAML_LOADER = getattr(yaml, 'CSafeLoader', yaml.SafeLoader)
 # What the roles export (register, set_fact): never a typo of an input.
 EXPORTED = ('shared_memory_settings', 'processor_sets_numa_node')
+# The variables Ansible itself gives every host and task (groups, hostvars, inventory_hostname, playbook_dir...):
+# never a misspelling of a role's, so not compared with them (a worker per host would do it again each time).
+ANSIBLE_VARIABLES = frozenset(constants.INTERNAL_STATIC_VARS) | frozenset(('omit', 'environment', 'vars'))
 # The playbooks' own variables, so that their misspellings are caught too.
 PLAYBOOK_VARIABLES = ('dbhost_roles', 'dbhost_hosts', 'dbhost_drift_report_only')
 # How close a name must be to a role variable to be taken for a misspelling of it (difflib ratio).
@@ -122,7 +129,8 @@ def misspelt(defined):
     problems = []
     for name in sorted(defined):
         # Ansible's own variables (connection settings, facts injected as ansible_*) are no role's.
-        if name in known or name.startswith(('_', 'ansible_')) or name in EXPORTED or name.endswith('_result'):
+        if (name in known or name in ANSIBLE_VARIABLES or name.startswith(('_', 'ansible_')) or name in EXPORTED
+                or name.endswith('_result')):
             continue
         owner = [role for role in ROLES if name.startswith(role + '_')]
         guess = closest(name, known)
@@ -210,10 +218,10 @@ class ActionModule(ActionBase):
         result = super(ActionModule, self).run(tmp, task_vars)
         task_vars = task_vars or {}
         args = dict(self._task.args)
-        unknown = sorted(set(args) - set(['roles', 'inputs', 'fail_on_drift', 'state']))
+        unknown = sorted(set(args) - set(['roles', 'inputs', 'fail_on_drift', 'state', 'details']))
         if unknown:
-            raise AnsibleActionFail('host_state: unknown option(s) %s (it takes roles, inputs, fail_on_drift and state)'
-                                    % ', '.join(unknown))
+            raise AnsibleActionFail('host_state: unknown option(s) %s (it takes roles, inputs, fail_on_drift, state '
+                                    'and details)' % ', '.join(unknown))
         roles, source = args.get('roles'), 'roles'
         if roles is None and 'dbhost_roles' in task_vars:
             roles, source = self._value(task_vars, 'dbhost_roles'), 'dbhost_roles'
@@ -251,11 +259,15 @@ class ActionModule(ActionBase):
         if problems:
             raise AnsibleActionFail('host_state: %s' % '; '.join(problems))
         module_args = {'inputs': inputs}
-        for option in ('fail_on_drift', 'state'):
+        for option in ('fail_on_drift', 'state', 'details'):
             if option in args:
                 module_args[option] = args[option]
         if roles is not None:
             module_args['roles'] = list(roles)
         result.update(self._execute_module(module_name='dbhost.tuning.host_state', module_args=module_args,
                                            task_vars=task_vars))
+        if display.verbosity < 3:
+            # The module echoes the inputs filled here (every role variable) as its invocation: Ansible copies and
+            # walks that for every host on the controller, and shows it only from -vvv on, where it is kept.
+            result.pop('invocation', None)
         return result

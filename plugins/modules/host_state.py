@@ -66,6 +66,19 @@ options:
     type: str
     choices: [present, revert]
     default: present
+  details:
+    description:
+      - Parts of the result left out unless named here, since every record of RV(settings) already carries its
+        desired value, comparison, owner, kind and source.
+      - V(desired_state) adds RV(desired_state), the compiled desired state, one entry per key.
+      - V(facts) adds RV(facts), what was read from the host for sizing (every mount of the host among them).
+      - Left out, they cost nothing; a drift check over many hosts is quicker without them, since Ansible walks and
+        copies every value of each host's result on the controller.
+    type: list
+    elements: str
+    choices: [desired_state, facts]
+    default: []
+    version_added: 0.3.0
 extends_documentation_fragment:
   - dbhost.tuning.common
 attributes:
@@ -129,7 +142,7 @@ settings:
       description: >-
         On whose word the desired value stands - the vendor document and section, or the sizing rule
         with its arithmetic, or the role variable (C(user: kernel_params_settings)); the same as the
-        record of RV(desired_state) it comes from.
+        record of RV(desired_state) it comes from (O(details=[desired_state])).
       type: str
       sample: "user: kernel_params_settings"
     reason:
@@ -152,7 +165,7 @@ settings:
       type: str
 desired_state:
   description: The compiled desired state, one entry per setting - kind, key, desired, comparison, owner, source.
-  returned: always
+  returned: when O(details) has V(desired_state)
   type: list
   elements: dict
 roles:
@@ -185,7 +198,7 @@ notes:
   elements: str
 facts:
   description: What was read from the host for sizing.
-  returned: always
+  returned: when O(details) has V(facts)
   type: dict
 changed:
   description: Whether anything changed (in check mode, would change).
@@ -225,6 +238,7 @@ def main():
             roles=dict(type='list', elements='str', choices=list(registry.ROLE_NAMES)),
             inputs=dict(type='dict', required=True),
             state=dict(type='str', choices=['present', 'revert'], default='present'),
+            details=dict(type='list', elements='str', choices=['desired_state', 'facts'], default=[]),
             **shared_options('fail_on_drift')
         ),
         supports_check_mode=True,
@@ -232,7 +246,7 @@ def main():
     ctx = registry.Context.of(module)
     run_plan(module, lambda: HostState(module.params['roles'], module.params['inputs'], check_mode=ctx.check_mode,
                                        runner=ctx.runner, bin_path=ctx.bin_path, db_runner=ctx.db_runner,
-                                       state=module.params['state']))
+                                       state=module.params['state'], details=module.params['details']))
 
 
 if __name__ == '__main__':

@@ -32,6 +32,11 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.base import Plan
 
 
+# The parts of the result left out unless the task names them (the module's details option): each
+# record of settings already carries its desired value, comparison, owner, kind and source.
+DETAILS = ('desired_state', 'facts')
+
+
 def _record_keys(call, setting):
     """The desired-state keys a setting of ``call`` may stand for: the plans name some settings
     otherwise than the compile steps key their records (``/sys/...``, ``postgresql.service``)."""
@@ -83,9 +88,13 @@ class HostState(Plan):
     """One host's desired state, checked or applied in one process."""
 
     def __init__(self, roles, inputs, check_mode=False, runner=None, bin_path=None, db_runner=None,
-                 facts_reader=None, state='present'):
+                 facts_reader=None, state='present', details=None):
         if not isinstance(inputs, dict):
             raise InputError('inputs must be a dict of role: {variable: value}')
+        self.details = list(details or [])
+        unknown = [name for name in self.details if name not in DETAILS]
+        if unknown:
+            raise InputError('details: %s is not one of %s' % (', '.join(map(str, unknown)), ', '.join(DETAILS)))
         if state not in ('present', 'revert'):
             raise InputError('state must be present or revert, got %r' % (state,))
         self.reverting = state == 'revert'
@@ -205,10 +214,12 @@ class HostState(Plan):
             self._views['shared_memory']['sizing'] = self.state.sizing
         result.extra['roles'] = per_role
         result.extra['plans'] = plans
-        result.extra['desired_state'] = self.state.as_list()
         result.extra['notes'] = list(self.state.messages)
         result.extra['restart_services'] = self._restarts()
-        result.extra['facts'] = facts
+        if 'desired_state' in self.details:
+            result.extra['desired_state'] = self.state.as_list()
+        if 'facts' in self.details:
+            result.extra['facts'] = facts
         return result
 
     @staticmethod
@@ -248,7 +259,8 @@ class HostState(Plan):
         if self.reverting:
             for record in output['settings']:
                 record.update(owner=None, kind='revert')
-            output.update(roles={}, restart_services=[], desired_state=[], facts={},
+            output.update(dict((name, [] if name == 'desired_state' else {}) for name in self.details),
+                          roles={}, restart_services=[],
                           plans=[{'kind': 'revert', 'owner': None, 'label': 'revert', 'changed': result.changed,
                                   'restart_required': result.restart_required, 'settings': len(result.settings)}])
             return output

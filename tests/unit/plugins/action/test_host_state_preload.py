@@ -120,3 +120,63 @@ def test_tagged_values_are_validated_as_plain_ones():
     assert plain['x'][2].__class__ is bool
     assert action.spec_errors('block_queue', {'block_queue_devices': devices}) == \
         action.spec_errors('block_queue', {'block_queue_devices': [{'name': 'sd*', 'nr_requests': 256}]})
+
+
+def test_ansible_own_variables_are_never_compared_with_the_roles(monkeypatch):
+    """Every host and task has them: a worker per host would compare each with every role variable."""
+    def compared(name, names):
+        raise AssertionError('%s was compared with the role variables' % name)
+    monkeypatch.setattr(action, 'closest', compared)
+    names = ['groups', 'group_names', 'hostvars', 'inventory_hostname', 'inventory_hostname_short', 'inventory_dir',
+             'inventory_file', 'omit', 'play_hosts', 'playbook_dir', 'role_names', 'environment']
+    assert action.misspelt(names) == []
+
+
+class _Task(object):
+    """What ActionBase.run and the plugin read of a task."""
+
+    def __init__(self, args):
+        self.args = args
+        self.async_val = 0
+        self.check_mode = True
+        self.diff = False
+        self.action = 'dbhost.tuning.host_state'
+
+
+class _Connection(object):
+    class _shell(object):
+        tmpdir = '/tmp/not-used'
+
+
+class _Templar(object):
+    @staticmethod
+    def template(value):
+        return value
+
+
+def _run_plugin(monkeypatch, verbosity, args=None):
+    sent = []
+
+    def execute_module(module_name=None, module_args=None, task_vars=None):
+        sent.append(module_args)
+        return {'changed': False, 'settings': [], 'invocation': {'module_args': module_args}}
+    plugin = action.ActionModule(_Task(args or {}), _Connection(), None, None, _Templar())
+    monkeypatch.setattr(plugin, '_execute_module', execute_module)
+    monkeypatch.setattr(action.display, 'verbosity', verbosity)
+    return plugin.run(task_vars={'kernel_params_profile': 'oracle'}), sent
+
+
+def test_the_filled_inputs_come_back_as_the_invocation_only_from_vvv_on(monkeypatch):
+    result, sent = _run_plugin(monkeypatch, 0)
+    assert 'invocation' not in result and result['settings'] == []
+    assert sent[0]['inputs']['kernel_params']['kernel_params_profile'] == 'oracle'
+    result, sent = _run_plugin(monkeypatch, 3)
+    assert result['invocation'] == {'module_args': sent[0]}
+
+
+def test_details_reach_the_module_and_a_misspelt_option_is_refused(monkeypatch):
+    dummy, sent = _run_plugin(monkeypatch, 0, {'roles': ['kernel_params'], 'details': ['desired_state']})
+    assert sent[0]['details'] == ['desired_state'] and sent[0]['roles'] == ['kernel_params']
+    with pytest.raises(action.AnsibleActionFail) as error:
+        _run_plugin(monkeypatch, 0, {'detail': ['facts']})
+    assert 'unknown option(s) detail' in str(error.value)

@@ -33,8 +33,9 @@ def shared_memory_inputs(root, **extra):
     return {'shared_memory': values}
 
 
-def run(root, roles, inputs, check_mode=False):
-    host = HostState(roles, with_defaults(inputs), check_mode=check_mode, facts_reader=lambda r, subsets: dict(FACTS))
+def run(root, roles, inputs, check_mode=False, details=None):
+    host = HostState(roles, with_defaults(inputs), check_mode=check_mode, facts_reader=lambda r, subsets: dict(FACTS),
+                     details=details)
     result = host.run()
     return host, result, host.output(result)
 
@@ -103,7 +104,8 @@ def test_one_call_checks_two_roles_and_reports_each(generous_host):
     inputs = shared_memory_inputs(generous_host)
     inputs['kernel_params'] = {'kernel_params_profile': 'mysql', 'kernel_params_root': generous_host}
     before = digest(generous_host)
-    host, result, output = run(generous_host, ['kernel_params', 'shared_memory'], inputs, check_mode=True)
+    host, result, output = run(generous_host, ['kernel_params', 'shared_memory'], inputs, check_mode=True,
+                               details=['desired_state'])
     assert digest(generous_host) == before
     aio = [s for s in output['settings'] if s['name'] == 'fs.aio-max-nr'][0]
     assert aio['status'] == 'drift' and aio['owner'] == 'kernel_params' and aio['comparison'] == 'minimum'
@@ -201,3 +203,32 @@ def test_only_a_listed_role_that_asks_for_nothing_is_said_to_check_nothing(gener
     said = [w for w in output['warnings'] if 'ask for nothing' in w]
     assert said == ['block_queue: listed in the roles, but its variables ask for nothing (block_queue_devices is '
                     'empty), so it checked nothing']
+
+
+def test_desired_state_and_facts_only_when_the_details_name_them(generous_host):
+    put(generous_host, '/proc/sys/fs/aio-max-nr', '65536\n')
+    inputs = shared_memory_inputs(generous_host)
+    inputs['kernel_params'] = {'kernel_params_profile': 'mysql', 'kernel_params_root': generous_host}
+    roles = ['kernel_params', 'shared_memory']
+    dummy, dummy, plain = run(generous_host, roles, inputs, check_mode=True)
+    assert 'desired_state' not in plain and 'facts' not in plain
+    dummy, dummy, full = run(generous_host, roles, inputs, check_mode=True, details=['desired_state', 'facts'])
+    assert full['facts'] == FACTS
+    # every record of settings carries what its desired-state entry says: the details only repeat it
+    entries = dict(((d['owner'], d['key']), d) for d in full['desired_state'])
+    aio = entries[('kernel_params', 'fs.aio-max-nr')]
+    record = [s for s in full['settings'] if s['name'] == 'fs.aio-max-nr'][0]
+    assert (record['desired'], record['comparison'], record['source']) == \
+        (aio['desired'], aio['comparison'], aio['source'])
+    # the rest of the result is the same with or without them
+    assert dict(full, desired_state=None, facts=None) == dict(plain, desired_state=None, facts=None)
+    dummy, dummy, one = run(generous_host, roles, inputs, check_mode=True, details=['facts'])
+    assert 'desired_state' not in one and one['facts'] == FACTS
+
+
+def test_an_unknown_detail_is_refused_naming_it(generous_host):
+    before = digest(generous_host)
+    with pytest.raises(Exception) as error:
+        run(generous_host, ['shared_memory'], shared_memory_inputs(generous_host), details=['desired', 'facts'])
+    assert 'details: desired is not one of desired_state, facts' in str(error.value)
+    assert digest(generous_host) == before

@@ -64,7 +64,7 @@ def role_inputs(root):
 
 def host_state(root, roles):
     plan = HostState(roles, with_defaults(role_inputs(root)), check_mode=True,
-                     facts_reader=lambda r, subsets: dict(FACTS))
+                     facts_reader=lambda r, subsets: dict(FACTS), details=['desired_state'])
     return plan.output(plan.run())
 
 

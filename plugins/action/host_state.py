@@ -32,10 +32,12 @@ from ansible.errors import AnsibleActionFail
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
+from ansible_collections.dbhost.tuning.plugins.module_utils.state import registry
 
 display = Display()
 
-ROLES = ('kernel_params', 'shared_memory', 'block_queue', 'direct_io', 'processor_sets')
+# The roles, in the registry's order (state/registry.py).
+ROLES = registry.ROLE_NAMES
 COLLECTION_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _ROLE_VARIABLES = {}
 _ROLE_SPECS = {}
@@ -233,8 +235,10 @@ class ActionModule(ActionBase):
                  if not (isinstance(value, dict) and ('changed' in value or 'failed' in value))]
         problems = misspelt(set(names).union(*[set(part or {}) for part in given.values()]))
         wanted = list(ROLES) if roles is None else list(roles)
-        if 'processor_sets' in wanted and 'shared_memory' not in wanted:
-            wanted.append('shared_memory')   # processor_sets_shared_memory sizes the set's huge pages
+        for role in list(wanted):
+            # a role whose compile step reads another's variables (processor_sets_shared_memory sizes
+            # the set's huge pages with shared_memory's) gets them sent too
+            wanted.extend(other for other in registry.ROLES[role].uses if other not in wanted)
         inputs = {}
         for role in wanted:
             if role not in ROLES:

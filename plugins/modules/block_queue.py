@@ -301,42 +301,14 @@ diff:
 '''
 
 from ansible.module_utils.basic import AnsibleModule
-
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans.block_queue.plan import DEFAULT_FILE, BlockQueue
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import run_plan
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.options import shared_options
-
-SELECTOR = dict(type='list', elements='str')
+from ansible_collections.dbhost.tuning.plugins.module_utils.state import registry
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            devices=dict(type='list', elements='dict', required=True, options=dict(
-                name=SELECTOR, wwn=SELECTOR, serial=SELECTOR, model=SELECTOR, vendor=SELECTOR, mount=SELECTOR,
-                rotational=dict(type='bool'),
-                slaves=dict(type='bool', default=False),
-                allow_empty=dict(type='bool'),
-                attributes=dict(type='dict', required=True),
-            )),
-            apply=dict(type='bool', default=True),
-            persist=dict(type='bool', default=True),
-            file=dict(type='path', default=DEFAULT_FILE),
-            allow_empty=dict(type='bool', default=False),
-            reload=dict(type='bool', default=True),
-            trigger=dict(type='bool', default=False),
-            **shared_options('root', 'backup', 'fail_on_drift')
-        ),
-        supports_check_mode=True,
-    )
-    args = module.params
-    # Options the user left out arrive as None; the plan class wants only what was given.
-    devices = [dict((key, value) for key, value in item.items() if value is not None) for item in args['devices']]
-    run_plan(module, lambda: BlockQueue(
-        devices, apply=args['apply'], persist=args['persist'], file=args['file'], root=args['root'],
-        allow_empty=args['allow_empty'], reload=args['reload'], trigger=args['trigger'], backup=args['backup'],
-        check_mode=module.check_mode, runner=module.run_command, bin_path=module.get_bin_path,
-    ))
+    module = AnsibleModule(argument_spec=registry.spec('block_queue'),
+                           supports_check_mode=True)
+    run_plan(module, lambda: registry.plan('block_queue', module.params, registry.Context.of(module)))
 
 
 if __name__ == '__main__':

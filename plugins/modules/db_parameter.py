@@ -282,49 +282,15 @@ diff:
 '''
 
 from ansible.module_utils.basic import AnsibleModule
-
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter.plan import DbParameter
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import run_plan
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.options import new_module, shared_options
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.options import new_module
+from ansible_collections.dbhost.tuning.plugins.module_utils.state import registry
 
 
 def main():
-    module = new_module(
-        AnsibleModule,
-        argument_spec=dict(
-            engine=dict(type='str', required=True, choices=['oracle', 'postgresql', 'mysql']),
-            path=dict(type='path'),
-            params=dict(type='dict', required=True),
-            sid=dict(type='str', default='*'),
-            oracle_home=dict(type='path'),
-            oracle_sid=dict(type='str'),
-            mysql_section=dict(type='str', default='mysqld'),
-            read_live=dict(type='bool', default=True),
-            reload=dict(type='bool', default=True),
-            os_user=dict(type='str'),
-            login_user=dict(type='str'),
-            login_password=dict(type='str', no_log=True),
-            login_host=dict(type='str'),
-            login_port=dict(type='int'),
-            login_db=dict(type='str', default='postgres'),
-            **shared_options('root', 'backup', 'fail_on_shadowed', 'fail_on_drift')
-        ),
-        supports_check_mode=True,
-    )
-    args = module.params
-
-    def runner(argv, data=None, environ=None):
-        return module.run_command(argv, data=data, environ_update=environ or {}, cwd='/')
-
-    run_plan(module, lambda: DbParameter(
-        args['engine'], args['params'], path=args['path'], backup=args['backup'], root=args['root'],
-        oracle_home=args['oracle_home'], oracle_sid=args['oracle_sid'], sid=args['sid'],
-        mysql_section=args['mysql_section'], read_live=args['read_live'], reload=args['reload'],
-        os_user=args['os_user'], login_user=args['login_user'], login_password=args['login_password'],
-        login_host=args['login_host'], login_port=args['login_port'], login_db=args['login_db'],
-        fail_on_shadowed=args['fail_on_shadowed'], check_mode=module.check_mode, runner=runner,
-        which=module.get_bin_path,
-    ))
+    module = new_module(AnsibleModule, argument_spec=registry.spec('db_parameter'),
+                        supports_check_mode=True)
+    run_plan(module, lambda: registry.plan('db_parameter', module.params, registry.Context.of(module)))
 
 
 if __name__ == '__main__':

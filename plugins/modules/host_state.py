@@ -229,13 +229,13 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.dbhost.tuning.plugins.module_utils.state.host_state import HostState
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import run_plan
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.options import shared_options
+from ansible_collections.dbhost.tuning.plugins.module_utils.state import registry
 
 
 def main():
     module = AnsibleModule(
         argument_spec=dict(
-            roles=dict(type='list', elements='str',
-                       choices=['kernel_params', 'shared_memory', 'block_queue', 'direct_io', 'processor_sets']),
+            roles=dict(type='list', elements='str', choices=list(registry.ROLE_NAMES)),
             inputs=dict(type='dict', required=True),
             state=dict(type='str', choices=['present', 'revert'], default='present'),
             details=dict(type='list', elements='str', choices=['desired_state', 'facts'], default=[]),
@@ -243,12 +243,9 @@ def main():
         ),
         supports_check_mode=True,
     )
-
-    def db_runner(argv, data=None, environ=None):
-        return module.run_command(argv, data=data, environ_update=environ or {}, cwd='/')
-
-    run_plan(module, lambda: HostState(module.params['roles'], module.params['inputs'], check_mode=module.check_mode,
-                                       runner=module.run_command, bin_path=module.get_bin_path, db_runner=db_runner,
+    ctx = registry.Context.of(module)
+    run_plan(module, lambda: HostState(module.params['roles'], module.params['inputs'], check_mode=ctx.check_mode,
+                                       runner=ctx.runner, bin_path=ctx.bin_path, db_runner=ctx.db_runner,
                                        state=module.params['state'], details=module.params['details']))
 
 

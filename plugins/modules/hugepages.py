@@ -243,40 +243,15 @@ diff:
 '''
 
 from ansible.module_utils.basic import AnsibleModule
-
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans.hugepages import (
-    DEFAULT_SYSCTL_FILE, DEFAULT_TMPFILES_FILE, HugePages)
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import run_plan
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.options import new_module, shared_options
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.options import new_module
+from ansible_collections.dbhost.tuning.plugins.module_utils.state import registry
 
 
 def main():
-    module = new_module(
-        AnsibleModule,
-        argument_spec=dict(
-            pages=dict(type='list', elements='dict', required=True, options=dict(
-                size=dict(type='raw'),
-                count=dict(type='int', required=True),
-                node=dict(type='int'),
-            )),
-            on_short=dict(type='str', default='fail', choices=['fail', 'warn']),
-            comparison=dict(type='str', default='exact', choices=['exact', 'minimum']),
-            compact=dict(type='bool', default=True),
-            apply=dict(type='bool', default=True),
-            persist=dict(type='bool', default=True),
-            sysctl_file=dict(type='path', default=DEFAULT_SYSCTL_FILE),
-            tmpfiles_file=dict(type='path', default=DEFAULT_TMPFILES_FILE),
-            **shared_options('root', 'backup', 'fail_on_shadowed', 'fail_on_drift')
-        ),
-        supports_check_mode=True,
-    )
-    args = module.params
-    run_plan(module, lambda: HugePages(
-        args['pages'], on_short=args['on_short'], compact=args['compact'], apply=args['apply'],
-        persist=args['persist'], sysctl_file=args['sysctl_file'], tmpfiles_file=args['tmpfiles_file'],
-        root=args['root'], backup=args['backup'], fail_on_shadowed=args['fail_on_shadowed'],
-        check_mode=module.check_mode, comparison=args['comparison'],
-    ))
+    module = new_module(AnsibleModule, argument_spec=registry.spec('hugepages'),
+                        supports_check_mode=True)
+    run_plan(module, lambda: registry.plan('hugepages', module.params, registry.Context.of(module)))
 
 
 if __name__ == '__main__':

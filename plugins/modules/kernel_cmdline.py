@@ -222,28 +222,14 @@ diff:
 '''
 
 from ansible.module_utils.basic import AnsibleModule
-
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans.kernel_cmdline import KernelCmdline
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import run_plan
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.options import shared_options
+from ansible_collections.dbhost.tuning.plugins.module_utils.state import registry
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            params=dict(type='raw', required=True),
-            state=dict(type='str', default='present', choices=['present', 'absent']),
-            update_bootloader=dict(type='bool', default=True),
-            **shared_options('root', 'backup', 'fail_on_shadowed', 'fail_on_drift')
-        ),
-        supports_check_mode=True,
-    )
-    args = module.params
-    run_plan(module, lambda: KernelCmdline(
-        args['params'], state=args['state'], update_bootloader=args['update_bootloader'], root=args['root'],
-        backup=args['backup'], fail_on_shadowed=args['fail_on_shadowed'], check_mode=module.check_mode,
-        runner=module.run_command, bin_path=module.get_bin_path,
-    ))
+    module = AnsibleModule(argument_spec=registry.spec('kernel_cmdline'),
+                           supports_check_mode=True)
+    run_plan(module, lambda: registry.plan('kernel_cmdline', module.params, registry.Context.of(module)))
 
 
 if __name__ == '__main__':

@@ -225,33 +225,14 @@ diff:
 '''
 
 from ansible.module_utils.basic import AnsibleModule
-
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans.kernel_params import KernelParams
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import run_plan
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.options import shared_options
+from ansible_collections.dbhost.tuning.plugins.module_utils.state import registry
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            params=dict(type='raw', required=True),
-            state=dict(type='str', default='present', choices=['present', 'absent']),
-            apply=dict(type='bool', default=True),
-            persist=dict(type='bool', default=True),
-            file=dict(type='path'),
-            mode=dict(type='str', default='exact', choices=['exact', 'minimum', 'maximum']),
-            comparisons=dict(type='dict', default={}),
-            **shared_options('root', 'backup', 'fail_on_shadowed', 'fail_on_drift')
-        ),
-        supports_check_mode=True,
-    )
-    args = module.params
-    run_plan(module, lambda: KernelParams(
-        args['params'], state=args['state'], apply=args['apply'], persist=args['persist'],
-        file=args['file'], mode=args['mode'], root=args['root'], backup=args['backup'],
-        fail_on_shadowed=args['fail_on_shadowed'], check_mode=module.check_mode,
-        runner=module.run_command, comparisons=args['comparisons'],
-    ))
+    module = AnsibleModule(argument_spec=registry.spec('kernel_params'),
+                           supports_check_mode=True)
+    run_plan(module, lambda: registry.plan('kernel_params', module.params, registry.Context.of(module)))
 
 
 if __name__ == '__main__':

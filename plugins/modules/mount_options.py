@@ -270,49 +270,17 @@ diff:
   elements: dict
 '''
 
-import os
-
 from ansible.module_utils.basic import AnsibleModule
-
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans.mounts.plan import MountOptions
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import run_plan
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.options import shared_options
+from ansible_collections.dbhost.tuning.plugins.module_utils.state import registry
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            path=dict(type='path'),
-            present=dict(type='list', elements='str', default=[]),
-            absent=dict(type='list', elements='str', default=[]),
-            mounts=dict(type='list', elements='dict', options=dict(
-                path=dict(type='path', required=True),
-                present=dict(type='list', elements='str', default=[]),
-                absent=dict(type='list', elements='str', default=[]),
-            )),
-            remount=dict(type='bool', default=True),
-            fstab=dict(type='path'),
-            **shared_options('root', 'backup', 'fail_on_drift')
-        ),
-        mutually_exclusive=[('path', 'mounts')],
-        required_one_of=[('path', 'mounts')],
-        supports_check_mode=True,
-    )
-    args = module.params
-    if args['mounts'] is not None:
-        if args['present'] or args['absent']:
-            module.fail_json(msg='present and absent go inside each item of mounts, not beside it')
-        mounts = args['mounts']
-    else:
-        mounts = [dict(path=args['path'], present=args['present'], absent=args['absent'])]
-    root = '/' if args['root'] is None else args['root']
-    live_root = '/' if os.path.realpath(root) == '/' else None
-    run_plan(module, lambda: MountOptions(
-        mounts, remount=args['remount'], file=args['fstab'], root=root, backup=args['backup'],
-        check_mode=module.check_mode, live_root=live_root,
-        runner=module.run_command,
-        mount_command=module.get_bin_path('mount', required=live_root is not None) or 'mount',
-    ))
+    module = AnsibleModule(argument_spec=registry.spec('mount_options'),
+                           mutually_exclusive=[('path', 'mounts')],
+                           required_one_of=[('path', 'mounts')],
+                           supports_check_mode=True)
+    run_plan(module, lambda: registry.plan('mount_options', module.params, registry.Context.of(module)))
 
 
 if __name__ == '__main__':

@@ -263,39 +263,15 @@ backup_file:
 '''
 
 from ansible.module_utils.basic import AnsibleModule
-
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans.processor_set.plan import ProcessorSet
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import run_plan
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.options import shared_options
+from ansible_collections.dbhost.tuning.plugins.module_utils.state import registry
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            name=dict(type='str', required=True),
-            state=dict(type='str', default='present', choices=['present', 'absent']),
-            cpus=dict(type='raw'),
-            mems=dict(type='raw'),
-            exclusive=dict(type='bool', default=False),
-            service=dict(type='str'),
-            service_mode=dict(type='str', default='auto', choices=['auto', 'affinity', 'cpuset']),
-            processes=dict(type='list', elements='dict', options=dict(
-                pid_file=dict(type='path'),
-                user=dict(type='str'),
-                pattern=dict(type='str'),
-            )),
-            project=dict(type='str'),
-            persist=dict(type='bool', default=True),
-            **shared_options('root', 'backup', 'fail_on_drift')
-        ),
-        required_if=[('state', 'present', ('cpus',))],
-        supports_check_mode=True,
-    )
-    args = dict(module.params)
-    # Suboptions come back with every key; keep only those given.
-    args['processes'] = [dict((k, v) for k, v in entry.items() if v is not None)
-                         for entry in (args.get('processes') or [])]
-    run_plan(module, lambda: ProcessorSet(args, check_mode=module.check_mode, runner=module.run_command))
+    module = AnsibleModule(argument_spec=registry.spec('processor_set'),
+                           required_if=[('state', 'present', ('cpus',))],
+                           supports_check_mode=True)
+    run_plan(module, lambda: registry.plan('processor_set', module.params, registry.Context.of(module)))
 
 
 if __name__ == '__main__':

@@ -274,48 +274,16 @@ diff:
 '''
 
 from ansible.module_utils.basic import AnsibleModule
-
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans.resource_limits import (
-    DEFAULT_DROPIN_NAME, DEFAULT_LIMITS_FILE, ResourceLimits)
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import run_plan
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.options import new_module, shared_options
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.options import new_module
+from ansible_collections.dbhost.tuning.plugins.module_utils.state import registry
 
 
 def main():
-    module = new_module(
-        AnsibleModule,
-        argument_spec=dict(
-            limits=dict(type='list', elements='dict', default=[], options=dict(
-                domain=dict(type='str', required=True),
-                type=dict(type='str', required=True, choices=['soft', 'hard', '-']),
-                item=dict(type='str', required=True),
-                value=dict(type='raw', required=True),
-            )),
-            limits_file=dict(type='path', default=DEFAULT_LIMITS_FILE),
-            service=dict(type='str'),
-            service_limits=dict(type='dict'),
-            dropin_name=dict(type='str', default=DEFAULT_DROPIN_NAME),
-            projects=dict(type='list', elements='dict', default=[], options=dict(
-                name=dict(type='str', required=True),
-                id=dict(type='int'),
-                comment=dict(type='str'),
-                users=dict(type='list', elements='str'),
-                groups=dict(type='list', elements='str'),
-                attributes=dict(type='dict'),
-            )),
-            comparison=dict(type='str', default='exact', choices=['exact', 'minimum']),
-            **shared_options('root', 'backup', 'fail_on_shadowed', 'fail_on_drift')
-        ),
-        supports_check_mode=True,
-        required_together=[('service', 'service_limits')],
-    )
-    args = module.params
-    run_plan(module, lambda: ResourceLimits(
-        limits_list=args['limits'], limits_file=args['limits_file'], service=args['service'],
-        service_limits=args['service_limits'], dropin_name=args['dropin_name'], projects=args['projects'],
-        root=args['root'], backup=args['backup'], fail_on_shadowed=args['fail_on_shadowed'],
-        check_mode=module.check_mode, runner=module.run_command, comparison=args['comparison'],
-    ))
+    module = new_module(AnsibleModule, argument_spec=registry.spec('resource_limits'),
+                        required_together=[('service', 'service_limits')],
+                        supports_check_mode=True)
+    run_plan(module, lambda: registry.plan('resource_limits', module.params, registry.Context.of(module)))
 
 
 if __name__ == '__main__':

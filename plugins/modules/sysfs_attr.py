@@ -180,30 +180,14 @@ diff:
 '''
 
 from ansible.module_utils.basic import AnsibleModule
-
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans.sysfs_attr import (
-    DEFAULT_TMPFILES_FILE, SysfsAttributes)
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import run_plan
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.options import shared_options
+from ansible_collections.dbhost.tuning.plugins.module_utils.state import registry
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            attributes=dict(type='dict', required=True),
-            apply=dict(type='bool', default=True),
-            persist=dict(type='bool', default=True),
-            tmpfiles_file=dict(type='path', default=DEFAULT_TMPFILES_FILE),
-            **shared_options('root', 'backup', 'fail_on_shadowed', 'fail_on_drift')
-        ),
-        supports_check_mode=True,
-    )
-    args = module.params
-    run_plan(module, lambda: SysfsAttributes(
-        args['attributes'], apply=args['apply'], persist=args['persist'],
-        tmpfiles_file=args['tmpfiles_file'], root=args['root'], backup=args['backup'],
-        fail_on_shadowed=args['fail_on_shadowed'], check_mode=module.check_mode,
-    ))
+    module = AnsibleModule(argument_spec=registry.spec('sysfs_attr'),
+                           supports_check_mode=True)
+    run_plan(module, lambda: registry.plan('sysfs_attr', module.params, registry.Context.of(module)))
 
 
 if __name__ == '__main__':

@@ -45,9 +45,9 @@ def reads(records):
     files, show = set(), set()
     for record in records:
         kind, name = record.get('kind'), record.get('name', '')
-        if kind == 'sysctl':
+        if kind == 'kernel_params':
             files.add(sysctl_path(name))
-        elif kind == 'sysfs':
+        elif kind == 'sysfs_attr':
             files.add(name)
         elif kind == 'block_queue':
             files.add('/sys/block/' + name)
@@ -91,17 +91,17 @@ def live_value(record, observed, login):
     """The value the system shows now for what ``record`` manages (``_UNKNOWN``: no reader)."""
     kind, name = record.get('kind'), record.get('name', '')
     files = observed.get('files', {})
-    if kind == 'sysctl':
+    if kind == 'kernel_params':
         return words(files.get(sysctl_path(name)))
     if kind == 'hugepages':
         return _hugepages(name, observed)
-    if kind == 'limits':
+    if kind == 'resource_limits':
         return _limits(record, observed, login)
-    if kind == 'sysfs':
+    if kind == 'sysfs_attr':
         return selected(files.get(name))
     if kind == 'block_queue':
         return selected(files.get('/sys/block/' + name))
-    if kind == 'mounts':
+    if kind == 'mount_options':
         mount = observed.get('mounts', {}).get(record.get('target')) or {}
         return record['name'] if record['name'] in mount.get('options', []) else 'not in /proc/mounts'
     if kind == 'db_parameter':
@@ -118,7 +118,7 @@ def persisted_value(record):
                 'mems': persisted.get('AllowedMemoryNodes') or persisted.get('NUMAMask')}
     if record.get('kind') == 'hugepages' and persisted is not None:
         return int(persisted)
-    if record.get('kind') in ('sysctl', 'limits', 'sysfs', 'block_queue', 'db_parameter'):
+    if record.get('kind') in ('kernel_params', 'resource_limits', 'sysfs_attr', 'block_queue', 'db_parameter'):
         return words(persisted)
     return persisted
 

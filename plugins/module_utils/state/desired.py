@@ -16,9 +16,9 @@ first role (in ROLES order); anything else is refused,
 naming both roles, before anything on the host is touched.  A merged key is planned in
 its owner's call only, so it is never written to two files.
 
-Each role's variables are compiled by its own step, state/compile/<role>.py; this file
-holds the state they fill (DesiredState, with the merge rule), the role order and
-compile_state().  docs/DEVELOPING.md, "From role variable to file", maps every role
+Each role's variables are compiled by its own step, state/compile/<role>.py, which the
+role's entry in state/registry.py names (with the role order); this file holds the state they
+fill (DesiredState, with the merge rule) and compile_state().  docs/DEVELOPING.md, "From role variable to file", maps every role
 variable to the record and the file it becomes.
 
 Pure Python, no Ansible import.
@@ -30,14 +30,11 @@ __metaclass__ = type
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import compare
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
-from ansible_collections.dbhost.tuning.plugins.module_utils.state.compile.block_queue import compile_block_queue
-from ansible_collections.dbhost.tuning.plugins.module_utils.state.compile.common import text
-from ansible_collections.dbhost.tuning.plugins.module_utils.state.compile.direct_io import compile_direct_io
-from ansible_collections.dbhost.tuning.plugins.module_utils.state.compile.kernel_params import compile_kernel_params
-from ansible_collections.dbhost.tuning.plugins.module_utils.state.compile.processor_sets import compile_processor_sets
-from ansible_collections.dbhost.tuning.plugins.module_utils.state.compile.shared_memory import compile_shared_memory
+from ansible_collections.dbhost.tuning.plugins.module_utils.state import registry
 
-ROLES = ('kernel_params', 'shared_memory', 'block_queue', 'direct_io', 'processor_sets')
+# The roles in merge order, and the roles a host that names none uses: both from the registry.
+ROLES = registry.ROLE_NAMES
+default_roles = registry.default_roles
 
 
 class DesiredState(object):
@@ -50,6 +47,7 @@ class DesiredState(object):
         self.notes = []
         self.messages = []
         self.sizing = None   # the shared memory sizing (sizing/shm.py), exported as shared_memory_settings
+        self.numa_node = None   # the processor set's one NUMA node, which shared_memory sizes huge pages on
         self._index = {}
 
     def add(self, kind, key, desired, comparison, owner, source, namespace=None):
@@ -127,21 +125,6 @@ class DesiredState(object):
 
 
 # ------------------------------------------------------------------ the whole host
-def default_roles(variables):
-    """The roles a host uses when it names none: every role whose required input it has."""
-    roles = ['kernel_params']
-    if variables.get('shared_memory', {}).get('shared_memory_size') not in (None, ''):
-        roles.append('shared_memory')
-    if variables.get('block_queue', {}).get('block_queue_devices'):
-        roles.append('block_queue')
-    direct = variables.get('direct_io', {})
-    if direct.get('direct_io_mounts') or direct.get('direct_io_databases'):
-        roles.append('direct_io')
-    if text(variables.get('processor_sets', {}).get('processor_sets_cpus') or ''):
-        roles.append('processor_sets')
-    return roles
-
-
 def compile_state(roles, inputs, facts):
     """The host's desired state for ``roles`` from ``inputs`` ({role: {variable: value}})."""
     unknown = [role for role in roles if role not in ROLES]
@@ -149,31 +132,23 @@ def compile_state(roles, inputs, facts):
         raise InputError('roles: %s is not one of %s' % (', '.join(unknown), ', '.join(ROLES)))
     state = DesiredState()
     order = [role for role in ROLES if role in roles]
-    numa_node = None
-    if 'processor_sets' in order:
-        numa_node = compile_processor_sets(state, inputs.get('processor_sets', {}), facts)
-    for role in order:
-        v = inputs.get(role, {})
-        if role == 'kernel_params':
-            compile_kernel_params(state, v, facts)
-        elif role == 'shared_memory':
-            state.sizing = compile_shared_memory(state, v, facts, numa_node)
-        elif role == 'block_queue':
-            compile_block_queue(state, v, facts)
-        elif role == 'direct_io':
-            compile_direct_io(state, v, facts)
-    if numa_node is not None and 'shared_memory' not in order:
-        state.sizing = compile_shared_memory(state, inputs.get('shared_memory', {}), facts, numa_node)
-    _distribute_sysctl(state)
+    # A role that feeds another (processor_sets: its NUMA node sizes shared_memory's huge pages) compiles
+    # first; the role it feeds is compiled even when not listed, once there is something to feed it.
+    feeding = [role for role in order if registry.ROLES[role].uses]
+    for role in feeding + [role for role in order if role not in feeding]:
+        registry.ROLES[role].compile(state, inputs, facts)
+    if state.numa_node is not None and 'shared_memory' not in order:
+        registry.ROLES['shared_memory'].compile(state, inputs, facts)
+    _distribute_kernel_params(state)
     return state
 
 
-def _distribute_sysctl(state):
-    """Give each sysctl call the keys its role owns after merging (params and comparisons)."""
+def _distribute_kernel_params(state):
+    """Give each kernel_params call the keys its role owns after merging (params and comparisons)."""
     for call in state.calls:
-        if call.kind != 'sysctl' or call.kwargs.get('state') == 'absent':
+        if call.kind != 'kernel_params' or call.kwargs.get('state') == 'absent':
             continue
-        owned = [r for r in state.records if r['kind'] == 'sysctl' and r['owner'] == call.owner]
+        owned = [r for r in state.records if r['kind'] == 'kernel_params' and r['owner'] == call.owner]
         call.kwargs['params'] = dict((r['key'], r['desired']) for r in owned)
         call.kwargs['comparisons'] = dict((r['key'], r['comparison']) for r in owned)
-    state.calls = [c for c in state.calls if c.kind != 'sysctl' or c.kwargs.get('params')]
+    state.calls = [c for c in state.calls if c.kind != 'kernel_params' or c.kwargs.get('params')]

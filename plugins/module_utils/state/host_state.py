@@ -23,81 +23,18 @@ import os
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import baseline
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import host_facts
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import HostError
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans.block_queue.plan import BlockQueue
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter.plan import DbParameter
+from ansible_collections.dbhost.tuning.plugins.module_utils.state import registry
 from ansible_collections.dbhost.tuning.plugins.module_utils.state.compile.block_queue import device_label
-from ansible_collections.dbhost.tuning.plugins.module_utils.state.desired import ROLES, compile_state, default_roles
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans.hugepages import HugePages
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans.kernel_params import KernelParams
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans.kernel_cmdline import KernelCmdline
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans.mounts.plan import MountOptions
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans.processor_set.plan import ProcessorSet
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans.resource_limits import ResourceLimits
+from ansible_collections.dbhost.tuning.plugins.module_utils.state.desired import compile_state
+from ansible_collections.dbhost.tuning.plugins.module_utils.state.registry import Context, ROLE_NAMES, ROLES, default_roles
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.revert import Revert
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import InputError, Result
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans.sysfs_attr import SysfsAttributes
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.base import Plan
 
-
-class Context(object):
-    """What plans need from the module: check mode and the ways to run commands."""
-
-    def __init__(self, check_mode=False, runner=None, bin_path=None, db_runner=None):
-        self.check_mode = check_mode
-        self.runner = runner
-        self.bin_path = bin_path or (lambda name, required=False: None)
-        self.db_runner = db_runner or runner
-
-
-def _mounts_plan(kw, ctx):
-    root = '/' if kw.get('root') is None else kw['root']
-    live_root = '/' if os.path.realpath(root) == '/' else None
-    return MountOptions(kw.pop('mounts'), check_mode=ctx.check_mode, live_root=live_root, runner=ctx.runner,
-                        mount_command=ctx.bin_path('mount') or 'mount', **kw)
-
-
-# kind -> plan factory(keyword arguments, context); the single-kind modules build the same classes.
-PLANS = {
-    'sysctl': lambda kw, ctx: KernelParams(check_mode=ctx.check_mode, runner=ctx.runner, **kw),
-    'hugepages': lambda kw, ctx: HugePages(check_mode=ctx.check_mode, **kw),
-    'limits': lambda kw, ctx: ResourceLimits(check_mode=ctx.check_mode, runner=ctx.runner, **kw),
-    'sysfs': lambda kw, ctx: SysfsAttributes(check_mode=ctx.check_mode, **kw),
-    'block_queue': lambda kw, ctx: BlockQueue(check_mode=ctx.check_mode, runner=ctx.runner, bin_path=ctx.bin_path, **kw),
-    'mounts': _mounts_plan,
-    'db_parameter': lambda kw, ctx: DbParameter(check_mode=ctx.check_mode, runner=ctx.db_runner, which=ctx.bin_path,
-                                                **kw),
-    'processor_set': lambda kw, ctx: ProcessorSet(dict(kw), check_mode=ctx.check_mode, runner=ctx.runner),
-    'kernel_cmdline': lambda kw, ctx: KernelCmdline(check_mode=ctx.check_mode, runner=ctx.runner,
-                                                    bin_path=ctx.bin_path, **kw),
-}
-
-# The result key of each kind inside a role's part: the name of its single-kind module.
-PART_KEYS = {'sysctl': 'kernel_params', 'hugepages': 'hugepages', 'limits': 'resource_limits', 'sysfs': 'sysfs_attr',
-             'block_queue': 'block_queue', 'mounts': 'mount_options', 'db_parameter': 'db_parameter',
-             'processor_set': 'processor_set', 'kernel_cmdline': 'kernel_cmdline'}
-
-# Why a role listed in the roles can plan nothing: the inputs that would make it plan something.
-NOTHING_ASKED = {
-    'kernel_params': 'kernel_params_profile is none and kernel_params_settings is empty',
-    'block_queue': 'block_queue_devices is empty',
-    'direct_io': 'direct_io_mounts and direct_io_databases are empty, or no mount has an option for its file '
-                 'system type',
-}
 
 # The parts of the result left out unless the task names them (the module's details option): each
 # record of settings already carries its desired value, comparison, owner, kind and source.
 DETAILS = ('desired_state', 'facts')
-
-# What each role's compile step reads from the host's facts.
-FACT_SUBSETS = {'shared_memory': ('memory', 'hugepages'), 'processor_sets': ('memory', 'hugepages', 'numa'),
-                'direct_io': ('mounts',)}
-
-
-# The kinds of desired-state records (state/desired.py) each kind of call turns into settings.
-RECORD_KINDS = {'sysctl': ('sysctl',), 'hugepages': ('hugepages',), 'limits': ('limits', 'service_limits', 'project'),
-                'sysfs': ('sysfs',), 'block_queue': ('block_queue',), 'mounts': ('mount',),
-                'db_parameter': ('db_parameter',), 'processor_set': ('processor_set',),
-                'kernel_cmdline': ('kernel_cmdline',)}
 
 
 def _record_keys(call, setting):
@@ -109,7 +46,7 @@ def _record_keys(call, setting):
         keys.append(name[len('/sys/'):])
     if call.kind == 'db_parameter':
         keys.append('%s %s' % (call.label[len('db_parameter '):], name))
-    if call.kind == 'limits':
+    if call.kind == 'resource_limits':
         keys.append(name.replace('.service ', ' ', 1))
     entry = str(setting.source or '').rsplit('.', 1)[-1]
     if call.kind == 'block_queue' and entry.startswith('devices['):
@@ -129,7 +66,7 @@ def source_of(call, setting, records):
     """
     if call.kwargs.get('state') == 'absent':
         return 'user: kernel_params_absent'
-    ours = [r for r in records if r['owner'] == call.owner and r['kind'] in RECORD_KINDS.get(call.kind, ())]
+    ours = [r for r in records if r['owner'] == call.owner and r['kind'] == call.kind]
     by_key = dict((str(r['key']), r['source']) for r in ours)
     for key in _record_keys(call, setting):
         if key in by_key:
@@ -140,13 +77,6 @@ def source_of(call, setting, records):
     if len(sources) == 1:
         return sources[0]
     return 'role %s: %s' % (call.owner, call.label)
-
-
-def _build(call, ctx):
-    if call.kind == 'processor_set':
-        # the module's own parameter dict, where an option left out is None
-        return PLANS[call.kind](call.kwargs, ctx)
-    return PLANS[call.kind](dict((key, value) for key, value in call.kwargs.items() if value is not None), ctx)
 
 
 def _role_part():
@@ -194,7 +124,7 @@ class HostState(Plan):
     def read_facts(self):
         subsets = []
         for role in self.roles:
-            subsets.extend(s for s in FACT_SUBSETS.get(role, ()) if s not in subsets)
+            subsets.extend(s for s in (ROLES[role].facts if role in ROLES else ()) if s not in subsets)
         root = '/'
         for role in ('shared_memory', 'direct_io'):
             if role in self.roles:
@@ -215,7 +145,7 @@ class HostState(Plan):
         ran = []
         for call in self.state.calls:
             try:
-                plan = _build(call, ctx)
+                plan = registry.plan(call.kind, call.kwargs, ctx)
                 result = plan.run(module)
             except InputError as exc:
                 raise InputError('%s (%s): %s' % (call.owner, call.label, exc))
@@ -246,7 +176,7 @@ class HostState(Plan):
     def combine(self, facts):
         result = Result(self.check_mode)
         owners = []
-        per_role = dict((role, _role_part()) for role in ROLES if role in self.roles)
+        per_role = dict((role, _role_part()) for role in ROLE_NAMES if role in self.roles)
         self._views = dict((role, {}) for role in per_role)
         plans = []
         for call, dummy, part in self.ran:
@@ -278,7 +208,7 @@ class HostState(Plan):
         for role in self.roles:
             if role in ROLES and not any(call.owner == role for call in self.state.calls):
                 result.warnings.append('%s: listed in the roles, but its variables ask for nothing (%s), so it '
-                                       'checked nothing' % (role, NOTHING_ASKED.get(role, 'no input')))
+                                       'checked nothing' % (role, ROLES[role].nothing_asked or 'no input'))
         if self.state.sizing is not None and 'shared_memory' in per_role:
             per_role['shared_memory']['sizing'] = self.state.sizing
             self._views['shared_memory']['sizing'] = self.state.sizing
@@ -294,13 +224,13 @@ class HostState(Plan):
 
     @staticmethod
     def _add_part(role, view, call, part, indexes):
-        """Each plan's own result under its module's name (hugepages, resource_limits...); a second plan of a
+        """Each plan's own result under its kind (hugepages, resource_limits...); a second plan of a
         kind (kernel_params_absent) under the kind's label; every database in databases. In the role's part
         of ``roles`` a plan's records are their indexes in the result's settings, and its diff is only the
         result's; VIEW keeps the plan's whole result, records and diff, for a call of one role."""
         own = part.as_dict()
         own.pop('warnings', None)
-        key = PART_KEYS[call.kind]
+        key = call.kind
         if call.kind == 'db_parameter':
             for target, settings in ((role, indexes), (view, own['settings'])):
                 target.setdefault('databases', []).append({

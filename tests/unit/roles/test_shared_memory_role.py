@@ -34,7 +34,7 @@ def test_apply_on_a_generous_host_lowers_nothing(tmp_path):
     live = dict((s['name'], s['live']) for s in result['settings'])
     assert live['kernel.shmmax'] == ULONG and live['hugepages-2048kB'] == 30000
     # One module call for the whole role, with each kind's own part where it used to be.
-    assert [p['kind'] for p in result['plans']] == ['sysctl', 'hugepages', 'limits']
+    assert [p['kind'] for p in result['plans']] == ['kernel_params', 'hugepages', 'resource_limits']
     assert [s['name'] for s in result['hugepages']['settings']] == ['hugepages-2048kB']
     sizing = result['exported']['shared_memory_settings']
     assert sizing['hugepages'] == [{'size': 2097152, 'count': 13240}]

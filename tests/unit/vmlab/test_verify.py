@@ -94,7 +94,7 @@ def test_a_wrong_prediction_fails(recorded):
     entry = record(recorded['evidence']['before'], 'vm.overcommit_ratio')
     entry.update(status='ok', persisted='90', detail='')
     text = failures(recorded)
-    assert "sysctl vm.overcommit_ratio: persisted before the reboot = live after it: '80' (wanted '90')" in text
+    assert "kernel_params vm.overcommit_ratio: persisted before the reboot = live after it: '80' (wanted '90')" in text
     assert 'vm.overcommit_ratio: predicted shadowed by /etc/sysctl.d/99-zz-site.conf' in text
 
 
@@ -122,7 +122,7 @@ def test_a_mount_option_lost_fails(recorded):
     mount['options'] = ['rw', 'relatime']
     text = failures(recorded)
     assert '/var/lib/postgresql in /proc/mounts has noatime (rw,relatime)' in text
-    assert "mounts noatime: persisted before the reboot = live after it: 'not in /proc/mounts'" in text
+    assert "mount_options noatime: persisted before the reboot = live after it: 'not in /proc/mounts'" in text
 
 
 def test_drift_after_the_reboot_fails(recorded):

@@ -22,7 +22,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import
 
 
 class Call(object):
-    """One plan to run: ``kind`` names the plan class (see state/host_state.py PLANS)."""
+    """One plan to run: ``kind`` names the kind (state/registry.py KINDS), ``kwargs`` its module's options."""
 
     def __init__(self, kind, owner, kwargs, label=None):
         self.kind = kind

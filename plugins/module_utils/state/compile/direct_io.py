@@ -41,7 +41,7 @@ def compile_direct_io(state, v, facts):
             not_applicable.append(mount['path'])
             continue
         for option in options:
-            state.add('mount', '%s %s' % (mount['path'], option), option, compare.EXACT, role,
+            state.add('mount_options', '%s %s' % (mount['path'], option), option, compare.EXACT, role,
                       'role variable: direct_io_fstype_options[%s]' % fstype if mount.get('options') is None
                       else 'user: direct_io_mounts[%d].options' % index)
         mounts.append({'path': mount['path'], 'present': list(options), 'absent': list(absent)})
@@ -52,8 +52,9 @@ def compile_direct_io(state, v, facts):
         state.messages.extend('%s: no direct I/O mount option for this file system type; nothing changed' % p
                               for p in not_applicable)
     if mounts:
-        state.calls.append(Call('mounts', role, dict(mounts=mounts, remount=flag(v, 'direct_io_remount'),
-                                                     file=role_var(v, 'direct_io_fstab') or None, root=root, backup=backup)))
+        state.calls.append(Call('mount_options', role, dict(
+            mounts=mounts, remount=flag(v, 'direct_io_remount'), fstab=role_var(v, 'direct_io_fstab') or None,
+            root=root, backup=backup)))
     engine_params = role_var(v, 'direct_io_engine_params') or {}
     restart = flag(v, 'direct_io_restart')
     for index, db in enumerate(role_var(v, 'direct_io_databases') or []):

@@ -1,10 +1,10 @@
 # -*- coding: utf-8 -*-
 # Copyright: contributors to dbhost.tuning
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Internal to dbhost.tuning: the kernel_params role's variables -> sysctl records and calls.
+"""Internal to dbhost.tuning: the kernel_params role's variables -> kernel_params records and calls.
 
 The profile's keys (sizing/profiles.py, each with its vendor source) and
-kernel_params_settings become one sysctl call for the role (its params are given after
+kernel_params_settings become one kernel_params call for the role (its params are given after
 merging, by state/desired.py); kernel_params_absent becomes a second call that removes
 keys from the file; kernel_params_cmdline a kernel_cmdline call (boot parameters).  kernel_params_mode applies to the profile's values only: a value the
 user writes is exact unless written ``>=N`` / ``<=N`` or given a comparison in
@@ -54,15 +54,16 @@ def compile_kernel_params(state, v, facts):
                          % ', '.join(sorted(asked)))
     for key in sorted(wanted):
         value, how, source = wanted[key]
-        state.add('sysctl', key, value, how, ROLE, source)
+        state.add('kernel_params', key, value, how, ROLE, source)
     absent = role_var(v, 'kernel_params_absent') or []
     common = dict(file=role_var(v, 'kernel_params_file') or None, root=root_of(v, 'kernel_params_root'),
                   backup=flag(v, 'kernel_params_backup'))
-    state.calls.append(Call('sysctl', ROLE, dict(
+    state.calls.append(Call('kernel_params', ROLE, dict(
         common, apply=flag(v, 'kernel_params_apply'), persist=flag(v, 'kernel_params_persist'),
         fail_on_shadowed=flag(v, 'kernel_params_fail_on_shadowed'), mode=mode)))
     if absent:
-        state.calls.append(Call('sysctl', ROLE, dict(common, params=list(absent), state='absent'), label='sysctl absent'))
+        state.calls.append(Call('kernel_params', ROLE, dict(common, params=list(absent), state='absent'),
+                                label='kernel_params absent'))
     _compile_cmdline(state, v, common)
 
 

@@ -1,13 +1,14 @@
 # -*- coding: utf-8 -*-
 # Copyright: contributors to dbhost.tuning
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Internal to dbhost.tuning: the shared_memory role's variables -> sysctl, hugepages, limits and sysfs.
+"""Internal to dbhost.tuning: the shared_memory role's variables -> kernel_params, hugepages, resource_limits
+and sysfs_attr records and calls.
 
 shared_memory_size and the host's facts go through sizing/shm.py shm_settings_from_facts
 (the one place that sizes shared memory); its result, named ``shm_settings`` here as
-everywhere, becomes the records and calls: the kernel parameters (one sysctl call), the
+everywhere, becomes the records and calls: the kernel parameters (one kernel_params call), the
 huge page pools (``hugepages``, the hugepages module's ``pages``), memlock (limits.d and
-LimitMEMLOCK), transparent huge pages (sysfs) and, on SunOS, the project.
+LimitMEMLOCK), transparent huge pages (sysfs_attr) and, on SunOS, the project.
 
 Pure Python, no Ansible import.
 """
@@ -152,11 +153,12 @@ def _comparison(v, name):
 
 
 def _kernel_params(state, v, system, shm_settings, comparison, sources, common):
-    """shm_settings' kernel_params: one sysctl record each, and the role's sysctl call (sysctl.d, sysctl.conf, /etc/system)."""
+    """shm_settings' kernel_params: one kernel_params record each, and the role's kernel_params call (sysctl.d,
+    sysctl.conf, /etc/system)."""
     params = shm_settings['kernel_params']
     for key in sorted(params):
         exact = key in ('vm.hugetlb_shm_group', 'kern.ipc.shm_use_phys') or system == 'SunOS'
-        state.add('sysctl', key, str(params[key]), compare.EXACT if exact else comparison, ROLE,
+        state.add('kernel_params', key, str(params[key]), compare.EXACT if exact else comparison, ROLE,
                   '%s: %s' % (sources['shm'], shm_settings['explain'].get(key, '')))
     if system == 'Linux':
         sysctl_file = role_var(v, 'shared_memory_sysctl_file')
@@ -165,9 +167,9 @@ def _kernel_params(state, v, system, shm_settings, comparison, sources, common):
     else:
         sysctl_file = SYSCTL_FILES[system]
     if params:
-        state.calls.append(Call('sysctl', ROLE, dict(file=sysctl_file, root=common['root'], backup=common['backup'],
-                                                     mode=compare.EXACT, fail_on_shadowed=common['fail_on_shadowed'],
-                                                     header=SYSCTL_HEADER)))
+        state.calls.append(Call('kernel_params', ROLE, dict(
+            file=sysctl_file, root=common['root'], backup=common['backup'], mode=compare.EXACT,
+            fail_on_shadowed=common['fail_on_shadowed'], header=SYSCTL_HEADER)))
 
 
 def _hugepages(state, v, shm_settings, hugepages_comparison, sources, common):
@@ -178,7 +180,7 @@ def _hugepages(state, v, shm_settings, hugepages_comparison, sources, common):
         key = 'vm.nr_hugepages' if system_wide else 'hugepages node%s %s' % (pool['node'], pool['size'])
         state.add('hugepages', key, pool['count'], hugepages_comparison, ROLE,
                   '%s: %s' % (sources['hugepages'], shm_settings['explain'].get('vm.nr_hugepages', '')),
-                  namespace='sysctl:vm.nr_hugepages' if system_wide else None)
+                  namespace='kernel_params:vm.nr_hugepages' if system_wide else None)
     if hugepages:
         state.calls.append(Call('hugepages', ROLE, dict(
             pages=[dict(pool) for pool in hugepages], on_short=role_var(v, 'shared_memory_hugepages_on_short'),
@@ -187,47 +189,47 @@ def _hugepages(state, v, shm_settings, hugepages_comparison, sources, common):
 
 
 def _memlock(state, v, shm_settings, user, comparison, sources, common):
-    """memlock_kb (limits.d, soft and hard) and limit_memlock (the service's LimitMEMLOCK): one limits call."""
+    """memlock_kb (limits.d, soft and hard) and limit_memlock (the service's LimitMEMLOCK): one resource_limits call."""
     if shm_settings['memlock_kb'] is None:
         return
     memlock_kb = str(shm_settings['memlock_kb'])
     limit_memlock = shm_settings['limit_memlock']
     for side in ('soft', 'hard'):
-        state.add('limits', '%s %s memlock' % (user, side), memlock_kb, comparison, ROLE,
+        state.add('resource_limits', '%s %s memlock' % (user, side), memlock_kb, comparison, ROLE,
                   '%s: %s' % (sources['memlock'], shm_settings['explain'].get('memlock', '')))
-    kwargs = dict(limits_list=[{'domain': user, 'type': side, 'item': 'memlock', 'value': memlock_kb}
-                               for side in ('soft', 'hard')],
+    kwargs = dict(limits=[{'domain': user, 'type': side, 'item': 'memlock', 'value': memlock_kb}
+                          for side in ('soft', 'hard')],
                   limits_file=role_var(v, 'shared_memory_limits_file') or None, comparison=comparison, **common)
     service = role_var(v, 'shared_memory_service') or ''
     if service:
         kwargs.update(service=service, service_limits={'LimitMEMLOCK': limit_memlock})
-        state.add('service_limits', '%s LimitMEMLOCK' % service, limit_memlock, comparison, ROLE, sources['memlock'])
+        state.add('resource_limits', '%s LimitMEMLOCK' % service, limit_memlock, comparison, ROLE, sources['memlock'])
         if flag(v, 'shared_memory_service_restart'):
-            state.restart_services.append({'owner': ROLE, 'service': service, 'when': 'limits'})
-    state.calls.append(Call('limits', ROLE, kwargs))
+            state.restart_services.append({'owner': ROLE, 'service': service, 'when': 'resource_limits'})
+    state.calls.append(Call('resource_limits', ROLE, kwargs))
 
 
 def _thp(state, v, common):
-    """Transparent huge pages (enabled, defrag): sysfs records and one sysfs call with its tmpfiles.d file."""
+    """Transparent huge pages (enabled, defrag): sysfs_attr records and one sysfs_attr call with its tmpfiles.d file."""
     attributes = {}
     for name, var in (('kernel/mm/transparent_hugepage/enabled', 'shared_memory_transparent_hugepage'),
                       ('kernel/mm/transparent_hugepage/defrag', 'shared_memory_transparent_hugepage_defrag')):
         wanted = role_var(v, var)
         if wanted:
             attributes[name] = wanted
-            state.add('sysfs', name, wanted, compare.EXACT, ROLE, THP_SOURCE)
+            state.add('sysfs_attr', name, wanted, compare.EXACT, ROLE, THP_SOURCE)
     if attributes:
-        state.calls.append(Call('sysfs', ROLE, dict(
+        state.calls.append(Call('sysfs_attr', ROLE, dict(
             attributes=attributes, apply=flag(v, 'shared_memory_transparent_hugepage_apply'),
             tmpfiles_file=role_var(v, 'shared_memory_tmpfiles_file') or None, **common)))
 
 
 def _project(state, v, shm_settings, user, sources, common):
-    """SunOS: shm_settings' project_attributes, one record each, in one project (a limits call)."""
+    """SunOS: shm_settings' project_attributes, one record each, in one project (a resource_limits call)."""
     project = role_var(v, 'shared_memory_project') or 'user.%s' % user
     attributes = shm_settings['project_attributes']
     for name, value in sorted(attributes.items()):
-        state.add('project', '%s %s' % (project, name), value, compare.EXACT, ROLE, sources['shm'])
-    state.calls.append(Call('limits', ROLE, dict(projects=[{
+        state.add('resource_limits', '%s %s' % (project, name), value, compare.EXACT, ROLE, sources['shm'])
+    state.calls.append(Call('resource_limits', ROLE, dict(projects=[{
         'name': project, 'id': int(role_var(v, 'shared_memory_project_id')), 'comment': 'dbhost.tuning shared memory',
         'users': [user], 'attributes': attributes}], **common)))

@@ -68,7 +68,8 @@ def test_a_report_of_a_real_host_state_run_validates(validator, tmp_path, monkey
                      facts_reader=lambda r, subsets: dict(FACTS))
     output = json.loads(json.dumps(plan.output(plan.run()), default=str))
     assert set(record['kind'] for record in output['settings']) == {
-        'sysctl', 'hugepages', 'limits', 'sysfs', 'block_queue', 'mounts', 'db_parameter', 'processor_set'}
+        'kernel_params', 'hugepages', 'resource_limits', 'sysfs_attr', 'block_queue', 'mount_options', 'db_parameter',
+        'processor_set'}
     collector = records.DriftCollector()
     collector.add_result('db1', 'Check the desired state', 'dbhost.tuning.host_state', output)
     report = json.loads(files.render_json(collector.report()))

@@ -63,12 +63,13 @@ def test_compiled_state_per_engine(root, engine, ram, pages, shmmax, memlock, us
     records = by_key(state)
     assert records[('hugepages', 'vm.nr_hugepages')]['desired'] == pages
     assert records[('hugepages', 'vm.nr_hugepages')]['comparison'] == 'minimum'
-    assert records[('sysctl', 'kernel.shmmax')] == dict(records[('sysctl', 'kernel.shmmax')], desired=str(shmmax),
-                                                        comparison='minimum', owner='shared_memory')
-    assert records[('sysctl', 'kernel.shmmni')]['owner'] == 'shared_memory'
-    assert records[('sysctl', 'vm.hugetlb_shm_group')]['comparison'] == 'exact'
-    assert records[('limits', '%s soft memlock' % user)]['desired'] == str(memlock)
-    assert records[('limits', '%s hard memlock' % user)]['comparison'] == 'minimum'
+    assert records[('kernel_params', 'kernel.shmmax')] == dict(records[('kernel_params', 'kernel.shmmax')],
+                                                               desired=str(shmmax), comparison='minimum',
+                                                               owner='shared_memory')
+    assert records[('kernel_params', 'kernel.shmmni')]['owner'] == 'shared_memory'
+    assert records[('kernel_params', 'vm.hugetlb_shm_group')]['comparison'] == 'exact'
+    assert records[('resource_limits', '%s soft memlock' % user)]['desired'] == str(memlock)
+    assert records[('resource_limits', '%s hard memlock' % user)]['comparison'] == 'minimum'
     # every record names its source
     assert all(r['source'] for r in state.records)
     # one owner per key
@@ -76,14 +77,14 @@ def test_compiled_state_per_engine(root, engine, ram, pages, shmmax, memlock, us
     assert len(keys) == len(set(keys))
     profile = [r for r in state.records if r['owner'] == 'kernel_params']
     if engine == 'oracle':
-        assert records[('sysctl', 'kernel.sem')]['comparison'] == 'minimum'
-        assert records[('sysctl', 'net.ipv4.ip_local_port_range')]['comparison'] == 'exact'
+        assert records[('kernel_params', 'kernel.sem')]['comparison'] == 'minimum'
+        assert records[('kernel_params', 'net.ipv4.ip_local_port_range')]['comparison'] == 'exact'
     elif engine == 'postgresql':
         assert [r['key'] for r in profile] == ['vm.overcommit_memory']
     else:
         assert [r['key'] for r in profile] == ['fs.aio-max-nr']
     # the sysctl calls carry exactly the keys their role owns
-    calls = dict((c.owner, c.kwargs) for c in state.calls if c.kind == 'sysctl')
+    calls = dict((c.owner, c.kwargs) for c in state.calls if c.kind == 'kernel_params')
     assert set(calls['shared_memory']['params']) == {'kernel.shmmax', 'kernel.shmall', 'kernel.shmmni',
                                                      'vm.hugetlb_shm_group'}
     assert not set(calls['shared_memory']['params']) & set(calls['kernel_params']['params'])
@@ -92,10 +93,10 @@ def test_compiled_state_per_engine(root, engine, ram, pages, shmmax, memlock, us
 def test_two_minimums_merge_to_the_stricter_in_its_owners_file(root):
     state = desired.compile_state(['kernel_params', 'shared_memory'], with_defaults(inputs(
         root, 'oracle', kernel_params={'kernel_params_settings': {'kernel.shmmni': '>=32768'}})), facts(64 * GIB))
-    record = by_key(state)[('sysctl', 'kernel.shmmni')]
+    record = by_key(state)[('kernel_params', 'kernel.shmmni')]
     assert record['desired'] == '32768' and record['owner'] == 'kernel_params'
     assert 'stricter minimum wins' in record['source']
-    calls = dict((c.owner, c.kwargs) for c in state.calls if c.kind == 'sysctl')
+    calls = dict((c.owner, c.kwargs) for c in state.calls if c.kind == 'kernel_params')
     assert calls['kernel_params']['params']['kernel.shmmni'] == '32768'
     assert 'kernel.shmmni' not in calls['shared_memory']['params']
 
@@ -103,19 +104,19 @@ def test_two_minimums_merge_to_the_stricter_in_its_owners_file(root):
 def test_the_weaker_minimum_stays_with_the_first_owner(root):
     state = desired.compile_state(['kernel_params', 'shared_memory'], with_defaults(inputs(
         root, 'oracle', kernel_params={'kernel_params_settings': {'kernel.shmmni': '>= 100'}})), facts(64 * GIB))
-    record = by_key(state)[('sysctl', 'kernel.shmmni')]
+    record = by_key(state)[('kernel_params', 'kernel.shmmni')]
     assert record['desired'] == '4096' and record['owner'] == 'shared_memory'
-    calls = dict((c.owner, c.kwargs) for c in state.calls if c.kind == 'sysctl')
+    calls = dict((c.owner, c.kwargs) for c in state.calls if c.kind == 'kernel_params')
     assert 'kernel.shmmni' not in calls['kernel_params']['params']
 
 
 def test_a_users_exact_value_that_meets_the_other_roles_minimum_wins(root):
     state = desired.compile_state(['kernel_params', 'shared_memory'], with_defaults(inputs(
         root, 'oracle', kernel_params={'kernel_params_settings': {'kernel.shmmni': 32768}})), facts(64 * GIB))
-    record = by_key(state)[('sysctl', 'kernel.shmmni')]
+    record = by_key(state)[('kernel_params', 'kernel.shmmni')]
     assert (record['desired'], record['comparison'], record['owner']) == ('32768', 'exact', 'kernel_params')
     assert 'the exact value meets the bound and wins' in record['source']
-    calls = dict((c.owner, c.kwargs) for c in state.calls if c.kind == 'sysctl')
+    calls = dict((c.owner, c.kwargs) for c in state.calls if c.kind == 'kernel_params')
     assert calls['kernel_params']['comparisons']['kernel.shmmni'] == 'exact'
     assert 'kernel.shmmni' not in calls['shared_memory']['params']
 
@@ -137,10 +138,10 @@ def test_keep_higher_turns_exact_limits_into_minimums(root, comparison, keep_hig
     state = desired.compile_state(['shared_memory'], with_defaults(inputs(root, 'oracle', shared_memory={
         'shared_memory_comparison': comparison, 'shared_memory_keep_higher': keep_higher})), facts(64 * GIB))
     records = by_key(state)
-    assert records[('sysctl', 'kernel.shmmax')]['comparison'] == expected
-    assert records[('limits', 'oracle hard memlock')]['comparison'] == expected
+    assert records[('kernel_params', 'kernel.shmmax')]['comparison'] == expected
+    assert records[('resource_limits', 'oracle hard memlock')]['comparison'] == expected
     # the group is an identity, never a minimum; the pool has its own comparison
-    assert records[('sysctl', 'vm.hugetlb_shm_group')]['comparison'] == 'exact'
+    assert records[('kernel_params', 'vm.hugetlb_shm_group')]['comparison'] == 'exact'
     assert records[('hugepages', 'vm.nr_hugepages')]['comparison'] == 'minimum'
 
 
@@ -222,9 +223,9 @@ def test_default_roles_need_a_value_for_each_role():
 
 def test_two_minimums_that_cannot_be_compared_are_refused_naming_both_roles():
     state = desired.DesiredState()
-    state.add('sysctl', 'kernel.sem', '250 32000 100 128', 'minimum', 'shared_memory', 'the engine')
+    state.add('kernel_params', 'kernel.sem', '250 32000 100 128', 'minimum', 'shared_memory', 'the engine')
     with pytest.raises(InputError) as error:
-        state.add('sysctl', 'kernel.sem', '250 32000 100', 'minimum', 'kernel_params', 'kernel_params_settings')
+        state.add('kernel_params', 'kernel.sem', '250 32000 100', 'minimum', 'kernel_params', 'kernel_params_settings')
     assert str(error.value) == ("kernel.sem is planned by shared_memory and kernel_params: '250 32000 100 128' and "
                                 "'250 32000 100' do not have the same number of fields")
     assert [r['desired'] for r in state.records] == ['250 32000 100 128']
@@ -233,8 +234,8 @@ def test_two_minimums_that_cannot_be_compared_are_refused_naming_both_roles():
 def test_one_role_planning_a_key_twice_is_refused():
     # A compile step that plans one key twice is a mistake in the collection, not a merge.
     state = desired.DesiredState()
-    state.add('sysctl', 'vm.swappiness', '10', 'exact', 'kernel_params', 'kernel_params_params')
+    state.add('kernel_params', 'vm.swappiness', '10', 'exact', 'kernel_params', 'kernel_params_params')
     with pytest.raises(InputError) as error:
-        state.add('sysctl', 'vm.swappiness', '1', 'exact', 'kernel_params', 'kernel_params_params')
+        state.add('kernel_params', 'vm.swappiness', '1', 'exact', 'kernel_params', 'kernel_params_params')
     assert str(error.value) == 'kernel_params plans vm.swappiness twice'
     assert [(r['key'], r['desired']) for r in state.records] == [('vm.swappiness', '10')]

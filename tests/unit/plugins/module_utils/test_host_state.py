@@ -111,7 +111,7 @@ def test_one_call_checks_two_roles_and_reports_each(generous_host):
     assert aio['status'] == 'drift' and aio['owner'] == 'kernel_params' and aio['comparison'] == 'minimum'
     assert output['roles']['kernel_params']['changed'] is True
     assert output['roles']['shared_memory']['changed'] is False
-    assert [p['kind'] for p in output['plans']] == ['sysctl', 'sysctl', 'hugepages', 'limits']
+    assert [p['kind'] for p in output['plans']] == ['kernel_params', 'kernel_params', 'hugepages', 'resource_limits']
     assert len(output['desired_state']) == len(output['settings'])
     # two roles: each role's extras only under its name, none taken for the whole call's
     assert not set(['sizing', 'hugepages', 'compacted', 'kernel_params', 'resource_limits']) & set(output)

@@ -67,7 +67,7 @@ def test_the_role_refuses_above_the_cap_before_anything(accounts):
     assert 'cap of 80% of RAM' in str(error.value)
     records, dummy = compile_shm(accounts, shared_memory_size='90%', shared_memory_hugepages=False,
                                  shared_memory_cap='95%')
-    assert ('sysctl', 'kernel.shmmax') in records
+    assert ('kernel_params', 'kernel.shmmax') in records
 
 
 # ------------------------------------------------------------------ vm.hugetlb_shm_group 0
@@ -80,13 +80,13 @@ def test_a_primary_group_of_gid_0_is_refused(accounts, user):
 
 def test_gid_0_named_in_shared_memory_group_is_taken_and_said(accounts):
     records, dummy = compile_shm(accounts, shared_memory_user='dbroot', shared_memory_group='root')
-    record = records[('sysctl', 'vm.hugetlb_shm_group')]
+    record = records[('kernel_params', 'vm.hugetlb_shm_group')]
     assert record['desired'] == '0' and 'gid 0 (the root group), asked by name' in record['source']
 
 
 def test_gid_0_without_huge_pages_needs_no_group(accounts):
     records, dummy = compile_shm(accounts, shared_memory_user='dbroot', shared_memory_hugepages=False)
-    assert ('sysctl', 'vm.hugetlb_shm_group') not in records
+    assert ('kernel_params', 'vm.hugetlb_shm_group') not in records
 
 
 # ------------------------------------------------------------------ contradictions
@@ -100,7 +100,7 @@ def test_exact_pool_with_keep_higher_is_refused(accounts):
 def test_mysql_records_cite_mysql_and_mariadb(accounts):
     records, dummy = compile_shm(accounts, shared_memory_engine='mysql', shared_memory_user='mysql')
     for key in ('kernel.shmmax', 'kernel.shmall', 'kernel.shmmni'):
-        source = records[('sysctl', key)]['source']
+        source = records[('kernel_params', key)]['source']
         assert 'MySQL Reference Manual' in source and 'MariaDB' in source and 'Oracle' not in source.split(':')[0]
 
 

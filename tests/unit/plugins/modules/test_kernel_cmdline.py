@@ -296,7 +296,7 @@ def booted(root, monkeypatch):
         monkeypatch.setattr(basic.AnsibleModule, 'get_bin_path', lambda self, name, required=False, opt_dirs=None:
                             host.bin_path(name))
         monkeypatch.setattr(basic.AnsibleModule, 'run_command', lambda self, argv, **kw: host.runner(argv))
-        monkeypatch.setattr(kernel_cmdline, 'KernelCmdline', functools.partial(plan.KernelCmdline, command_root=root))
+        monkeypatch.setattr(plan, 'KernelCmdline', functools.partial(plan.KernelCmdline, command_root=root))
         return host
     return make
 

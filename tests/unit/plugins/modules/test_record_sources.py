@@ -98,22 +98,22 @@ def test_each_source_is_the_word_the_value_stands_on(host):
     output = host_state(host, ['kernel_params', 'shared_memory', 'block_queue', 'direct_io', 'processor_sets'])
     sources = dict(((r['kind'], r['name']), r['source']) for r in output['settings'])
     oracle = 'Oracle Database Installation Guide for Linux'
-    assert sources[('sysctl', 'vm.swappiness')] == 'user: kernel_params_settings'
-    assert sources[('sysctl', 'fs.aio-max-nr')].startswith(oracle) and '(profile oracle)' in sources[('sysctl', 'fs.aio-max-nr')]
-    assert sources[('sysctl', 'kernel.core_pattern')] == 'user: kernel_params_absent'
+    assert sources[('kernel_params', 'vm.swappiness')] == 'user: kernel_params_settings'
+    assert sources[('kernel_params', 'fs.aio-max-nr')].startswith(oracle) and '(profile oracle)' in sources[('kernel_params', 'fs.aio-max-nr')]
+    assert sources[('kernel_params', 'kernel.core_pattern')] == 'user: kernel_params_absent'
     # the sizing rule of shared_memory, with its arithmetic
-    assert sources[('sysctl', 'kernel.shmmax')].startswith(oracle) and 'RAM' in sources[('sysctl', 'kernel.shmmax')]
+    assert sources[('kernel_params', 'kernel.shmmax')].startswith(oracle) and 'RAM' in sources[('kernel_params', 'kernel.shmmax')]
     assert 'Configuring HugePages' in sources[('hugepages', 'hugepages-2048kB')]
-    assert 'Checking Resource Limits' in sources[('limits', 'oracle soft memlock')]
-    assert 'Checking Resource Limits' in sources[('limits', 'postgresql.service LimitMEMLOCK')]
-    assert 'transparent huge pages' in sources[('sysfs', '/sys/kernel/mm/transparent_hugepage/enabled')]
+    assert 'Checking Resource Limits' in sources[('resource_limits', 'oracle soft memlock')]
+    assert 'Checking Resource Limits' in sources[('resource_limits', 'postgresql.service LimitMEMLOCK')]
+    assert 'transparent huge pages' in sources[('sysfs_attr', '/sys/kernel/mm/transparent_hugepage/enabled')]
     # two device entries: each device's attributes stand on the entry that gave them
     assert sources[('block_queue', 'sda/queue/nr_requests')].startswith('block_queue_devices[0]')
     assert sources[('block_queue', 'sdd/queue/rq_affinity')].startswith('block_queue_devices[1]')
     # the workload's rule (sizing/profiles.py READ_AHEAD_RULES), whichever item asked
     assert sources[('block_queue', 'sdd/queue/read_ahead_kb')] == sources[('block_queue', 'sda/queue/read_ahead_kb')] == \
         'tuned profile throughput-performance (readahead 4096 KiB): at least'
-    assert sources[('mounts', 'noatime')] == 'user: direct_io_mounts[0].options'
+    assert sources[('mount_options', 'noatime')] == 'user: direct_io_mounts[0].options'
     assert sources[('db_parameter', 'wal_sync_method')] == 'user: direct_io_databases[0].params'
     assert sources[('processor_set', 'service:postgresql.service')] == 'user: processor_sets_cpus'
 

@@ -1,0 +1,119 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""state/registry.py is the one place kinds and roles are declared: the modules, host_state, the
+desired-state compiler and the action plugin are built from it, and each kind is named as its module."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import ast
+import importlib
+import os
+
+import pytest
+
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
+from ansible_collections.dbhost.tuning.plugins.module_utils.state import desired, host_state, registry
+from ansible_collections.dbhost.tuning.tests.unit.helpers import digest, put
+
+CHECKOUT = os.path.join(os.path.dirname(__file__), '..', '..', '..', '..')
+MODULES = os.path.join(CHECKOUT, 'plugins', 'modules')
+PREFIX = 'ansible_collections.dbhost.tuning.plugins.'
+
+
+class SpecSeen(Exception):
+    pass
+
+
+class FakeModule(object):
+    """Stands in for AnsibleModule: keeps the argument spec a module's main() gives it, then stops."""
+    seen = None
+
+    def __init__(self, argument_spec=None, **kwargs):
+        FakeModule.seen = argument_spec
+        raise SpecSeen()
+
+
+def test_every_kind_is_named_as_an_existing_module():
+    assert sorted(registry.KINDS) == sorted(['kernel_params', 'hugepages', 'resource_limits', 'sysfs_attr',
+                                             'block_queue', 'mount_options', 'db_parameter', 'processor_set'])
+    for kind in registry.KINDS:
+        assert os.path.isfile(os.path.join(MODULES, kind + '.py')), kind
+
+
+@pytest.mark.parametrize('kind', sorted(registry.KINDS))
+def test_the_module_argument_spec_is_the_registry_spec(kind, monkeypatch):
+    module = importlib.import_module(PREFIX + 'modules.' + kind)
+    monkeypatch.setattr(module, 'AnsibleModule', FakeModule)
+    FakeModule.seen = None
+    with pytest.raises(SpecSeen):
+        module.main()
+    assert FakeModule.seen is registry.spec(kind)
+
+
+@pytest.mark.parametrize('kind', sorted(registry.KINDS))
+def test_the_module_builds_its_plan_through_the_registry(kind):
+    """No module imports a plan class: its plan comes from the registry's factory, as host_state's do."""
+    with open(os.path.join(MODULES, kind + '.py')) as handle:
+        tree = ast.parse(handle.read())
+    imported = [node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module]
+    assert not [name for name in imported if '.module_utils.plans' in name]
+    assert PREFIX + 'module_utils.state' in imported
+
+
+def test_host_state_and_desired_and_the_action_plugin_take_the_registry_roles():
+    action = importlib.import_module(PREFIX + 'action.host_state')
+    assert action.ROLES is registry.ROLE_NAMES
+    assert desired.ROLES is registry.ROLE_NAMES
+    assert host_state.ROLE_NAMES is registry.ROLE_NAMES
+    assert desired.default_roles is registry.default_roles
+    assert registry.ROLE_NAMES == ('kernel_params', 'shared_memory', 'block_queue', 'direct_io', 'processor_sets')
+    for role in registry.ROLE_NAMES:
+        assert os.path.isdir(os.path.join(CHECKOUT, 'roles', role)), role
+
+
+def test_no_kind_or_role_table_is_written_outside_the_registry():
+    for name in ('PLANS', 'PART_KEYS', 'RECORD_KINDS', 'FACT_SUBSETS', 'NOTHING_ASKED'):
+        assert not hasattr(host_state, name), name
+
+
+def test_options_fill_the_spec_defaults_and_refuse_an_unknown_name():
+    kind = registry.KINDS['sysfs_attr']
+    options = kind.options({'attributes': {'kernel/mm/ksm/run': '0'}, 'apply': None})
+    assert options.apply is True and options.persist is True and options.root == '/'
+    assert options.tmpfiles_file == '/etc/tmpfiles.d/90-dbhost-tuning.conf'
+    assert options.attributes == {'kernel/mm/ksm/run': '0'}
+    with pytest.raises(InputError, match='sysfs_attr: unknown option.s. tmpfile'):
+        kind.options({'attributes': {}, 'tmpfile': '/x'})
+    # a default the spec holds is never shared between two calls
+    first = registry.KINDS['kernel_params'].options({'params': {}})
+    first.comparisons['vm.swappiness'] = 'minimum'
+    assert registry.KINDS['kernel_params'].options({'params': {}}).comparisons == {}
+
+
+def test_a_module_params_and_a_compile_call_make_the_same_plan(tmp_path, linux):
+    """The factory is the one path: params as a module gets them (every option, defaults filled) and the
+    few a compile step gives check the same tree the same way."""
+    root = str(tmp_path)
+    put(root, '/sys/kernel/mm/transparent_hugepage/enabled', 'always [madvise] never\n')
+    before = digest(root)
+    spec = registry.spec('sysfs_attr')
+    params = dict((name, rules.get('default')) for name, rules in spec.items())
+    params.update(attributes={'kernel/mm/transparent_hugepage/enabled': 'never'}, root=root)
+    ctx = registry.Context(check_mode=True)
+    from_module = registry.plan('sysfs_attr', params, ctx).run(None)
+    given = {'attributes': {'kernel/mm/transparent_hugepage/enabled': 'never'}, 'root': root}
+    from_call = registry.plan('sysfs_attr', given, ctx).run(None)
+    assert digest(root) == before
+    assert [s.as_dict() for s in from_module.settings] == [s.as_dict() for s in from_call.settings]
+    assert [(s.name, s.live, s.status) for s in from_call.settings] == [
+        ('/sys/kernel/mm/transparent_hugepage/enabled', 'madvise', 'drift')]
+
+
+def test_default_roles_and_facts_come_from_the_role_entries():
+    assert registry.default_roles({}) == ['kernel_params']
+    assert registry.default_roles({'processor_sets': {'processor_sets_cpus': [2, 3]}}) == [
+        'kernel_params', 'processor_sets']
+    assert registry.ROLES['direct_io'].facts == ('mounts',)
+    assert registry.ROLES['processor_sets'].uses == ('shared_memory',)

@@ -37,7 +37,8 @@ class FakeModule(object):
 
 def test_every_kind_is_named_as_an_existing_module():
     assert sorted(registry.KINDS) == sorted(['kernel_params', 'hugepages', 'resource_limits', 'sysfs_attr',
-                                             'block_queue', 'mount_options', 'db_parameter', 'processor_set'])
+                                             'block_queue', 'mount_options', 'db_parameter', 'processor_set',
+                                             'kernel_cmdline'])
     for kind in registry.KINDS:
         assert os.path.isfile(os.path.join(MODULES, kind + '.py')), kind
 

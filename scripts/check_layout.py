@@ -1,13 +1,21 @@
 # -*- coding: utf-8 -*-
 # Copyright: contributors to dbhost.tuning
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Check the layers of plugins/module_utils (docs/DEVELOPING.md, "The layers").
+"""Check the layout of plugins/ (docs/DEVELOPING.md, "The layers" and "Layout").
 
-  - every file sits in one of the layer packages, lowest first:
+  - every Python file under plugins/ sits in a known folder, and imports from this
+    collection only what its folder may (MAY_IMPORT): the modules and module_utils run on
+    the managed host, so they import neither plugin_utils nor any other plugin, and of
+    ansible itself only ansible.module_utils; plugin_utils (controller-side shared code) and
+    the controller plugins (action, callback, filter) import module_utils and plugin_utils,
+    never one another; doc_fragments import nothing of the collection;
+  - every module_utils file sits in one of the layer packages, lowest first:
       engine -> formats -> sizing -> plans -> state
     and imports only from its own layer or a lower one;
   - no import cycle between files;
-  - no file over MAX_LINES lines and no function or method over MAX_FUNCTION lines.
+  - no file over MAX_LINES lines and no function or method over MAX_FUNCTION lines;
+  - no name imported that the file does not use: a name kept only so that another file (a
+    test) can import it from here is imported from its home instead.
 
 Prints one line per problem and exits 1 when there is any; exits 0 silently otherwise.
 Usage: python3 scripts/check_layout.py [CHECKOUT]
@@ -22,10 +30,23 @@ import sys
 LAYERS = ('engine', 'formats', 'sizing', 'plans', 'state')
 MAX_LINES = 500
 MAX_FUNCTION = 80
-PREFIX = 'ansible_collections.dbhost.tuning.plugins.module_utils.'
+PREFIX = 'ansible_collections.dbhost.tuning.plugins.'
+# What each folder of plugins/ may import from this collection's plugins/.
+MAY_IMPORT = {
+    'module_utils': ('module_utils',),
+    'modules': ('module_utils',),
+    'plugin_utils': ('module_utils', 'plugin_utils'),
+    'action': ('module_utils', 'plugin_utils'),
+    'callback': ('module_utils', 'plugin_utils'),
+    'filter': ('module_utils', 'plugin_utils'),
+    'doc_fragments': (),
+}
+# Run on the managed host, where ansible's controller code is not there to import.
+HOST_SIDE = ('module_utils', 'modules')
 
 
 def module_files(base):
+    """(name relative to plugins/, path) of every Python file under base (plugins/)."""
     for folder, dummy, names in os.walk(base):
         for name in sorted(names):
             if name.endswith('.py'):
@@ -34,19 +55,40 @@ def module_files(base):
                 yield rel[:-len('.__init__')] if rel.endswith('.__init__') else rel, path
 
 
-def imported(tree, known):
-    """The module_utils modules a parsed file imports (names relative to module_utils)."""
-    found = set()
+def _import_names(tree):
+    """Every import of a parsed file: (module, [module.name for each name of a from-import])."""
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith(PREFIX):
-            target = node.module[len(PREFIX):]
-            for alias in node.names:
-                sub = target + '.' + alias.name
-                found.add(sub if sub in known else target)
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            yield node.module, [node.module + '.' + alias.name for alias in node.names]
         elif isinstance(node, ast.Import):
             for alias in node.names:
-                if alias.name.startswith(PREFIX):
-                    found.add(alias.name[len(PREFIX):])
+                yield alias.name, []
+
+
+def _relative(name):
+    return name[len(PREFIX):] if name.startswith(PREFIX) else None
+
+
+def imported(tree, known):
+    """The plugins/ modules a parsed file imports (names relative to plugins/): for
+    `from package import name`, package.name when that is a module, else package."""
+    found = set()
+    for module, subs in _import_names(tree):
+        for sub in subs or [module]:
+            target = _relative(sub) if _relative(sub) in known else _relative(module) or _relative(sub)
+            if target:
+                found.add(target)
+    return found
+
+
+def controller_imports(tree):
+    """The ansible modules a parsed file imports that are not ansible.module_utils."""
+    found = set()
+    for module, subs in _import_names(tree):
+        for name in subs if module == 'ansible' else [module]:
+            if (name == 'ansible' or name.startswith('ansible.')) and not (
+                    name == 'ansible.module_utils' or name.startswith('ansible.module_utils.')):
+                found.add(name)
     return found
 
 
@@ -56,6 +98,18 @@ def long_functions(tree):
             length = node.end_lineno - node.lineno + 1
             if length > MAX_FUNCTION:
                 yield node.name, node.lineno, length
+
+
+def unused_imports(tree):
+    """(line, name) of every name a parsed file imports and never uses."""
+    imported = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module != '__future__':
+            imported.update((alias.asname or alias.name, node.lineno) for alias in node.names if alias.name != '*')
+        elif isinstance(node, ast.Import):
+            imported.update(((alias.asname or alias.name).split('.')[0], node.lineno) for alias in node.names)
+    used = set(node.id for node in ast.walk(tree) if isinstance(node, ast.Name))
+    return sorted((line, name) for name, line in imported.items() if name not in used)
 
 
 def cycles(graph):
@@ -79,31 +133,73 @@ def cycles(graph):
     return found
 
 
+def shown(name):
+    """A module's name in a message: module_utils ones as the layers name them (plans.base)."""
+    return name[len('module_utils.'):] if name.startswith('module_utils.') else name
+
+
+def size_problems(rel, text, tree):
+    problems = []
+    lines = text.count('\n')
+    if lines > MAX_LINES:
+        problems.append('%s: %d lines (at most %d)' % (rel, lines, MAX_LINES))
+    for func, lineno, length in long_functions(tree):
+        problems.append('%s:%d: function %s is %d lines (at most %d)' % (rel, lineno, func, length, MAX_FUNCTION))
+    for lineno, name in unused_imports(tree):
+        problems.append('%s:%d: imports %s and does not use it (whoever needs it imports it from its home)'
+                        % (rel, lineno, name))
+    return problems
+
+
+def import_problems(rel, name, deps, tree):
+    """What a file of a known folder imports that its folder may not."""
+    area = name.split('.')[0]
+    problems = []
+    for dep in sorted(deps):
+        if dep.split('.')[0] not in MAY_IMPORT[area]:
+            allowed = ('only ' + ', '.join(MAY_IMPORT[area])) if MAY_IMPORT[area] else 'nothing'
+            problems.append('%s: %s imports %s; %s may import %s of this collection' % (rel, area, dep, area, allowed))
+    if area in HOST_SIDE:
+        for dep in sorted(controller_imports(tree)):
+            problems.append('%s: %s imports %s, controller code (on the managed host only ansible.module_utils)'
+                            % (rel, area, dep))
+    return problems
+
+
+def layer_problems(rel, name, deps):
+    """A module_utils file outside the layer packages, or importing a higher layer."""
+    layer = name.split('.')[1] if '.' in name else ''
+    if layer not in LAYERS:
+        return ['%s: not in a layer package (%s)' % (rel, ', '.join(LAYERS))]
+    problems = []
+    for dep in sorted(deps):
+        parts = dep.split('.')
+        if parts[0] == 'module_utils' and len(parts) > 1 and parts[1] in LAYERS and \
+                LAYERS.index(parts[1]) > LAYERS.index(layer):
+            problems.append('%s: the %s layer imports %s, a higher layer' % (rel, layer, shown(dep)))
+    return problems
+
+
 def check(checkout):
-    base = os.path.join(checkout, 'plugins', 'module_utils')
-    problems, graph, trees = [], {}, {}
+    base = os.path.join(checkout, 'plugins')
+    problems, graph = [], {}
     files = dict(module_files(base))
     for name, path in sorted(files.items()):
         with open(path) as handle:
             text = handle.read()
-        trees[name] = ast.parse(text, path)
+        tree = ast.parse(text, path)
         rel = os.path.relpath(path, checkout)
-        lines = text.count('\n')
-        if lines > MAX_LINES:
-            problems.append('%s: %d lines (at most %d)' % (rel, lines, MAX_LINES))
-        for func, lineno, length in long_functions(trees[name]):
-            problems.append('%s:%d: function %s is %d lines (at most %d)' % (rel, lineno, func, length, MAX_FUNCTION))
-        layer = name.split('.')[0]
-        if layer not in LAYERS:
-            problems.append('%s: not in a layer package (%s)' % (rel, ', '.join(LAYERS)))
+        problems.extend(size_problems(rel, text, tree))
+        area = name.split('.')[0]
+        if area not in MAY_IMPORT:
+            problems.append('%s: not in a known folder of plugins/ (%s)' % (rel, ', '.join(sorted(MAY_IMPORT))))
             continue
-        graph[name] = set(dep for dep in imported(trees[name], files) if dep != name)
-        for dep in sorted(graph[name]):
-            dep_layer = dep.split('.')[0]
-            if dep_layer in LAYERS and LAYERS.index(dep_layer) > LAYERS.index(layer):
-                problems.append('%s: the %s layer imports %s, a higher layer' % (rel, layer, dep))
+        graph[name] = set(dep for dep in imported(tree, files) if dep != name)
+        problems.extend(import_problems(rel, name, graph[name], tree))
+        if area == 'module_utils' and name != area:
+            problems.extend(layer_problems(rel, name, graph[name]))
     for cycle in cycles(graph):
-        problems.append('import cycle: %s' % ' -> '.join(cycle))
+        problems.append('import cycle: %s' % ' -> '.join(shown(name) for name in cycle))
     return problems
 
 

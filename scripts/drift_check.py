@@ -23,7 +23,9 @@ dbhost.tuning.drift_report callback enabled and decides from the drift.json it w
                     syntax error, interrupted), or ansible-playbook failed although every host is clean
 
 When several apply, the first in the order failed, unreachable, drift wins; the reports name every host's
-state. A setting this platform or container cannot have (status unsupported: a key the running kernel
+state. Under each host that is not clean (or has unsupported settings) it prints why: every failed
+task's message, and every setting that is not ok with its status, its reason and its source.
+A setting this platform or container cannot have (status unsupported: a key the running kernel
 does not have, a read-only /proc/sys) is counted apart and never changes the exit code by itself;
 with --unsupported-as-drift it counts as drift (3). See docs/drift-exit-codes.md. Standard library only.
 """
@@ -123,6 +125,47 @@ def verdict(report, report_only=False, unsupported_as_drift=False):
     return code
 
 
+def _one_line(value):
+    """A value of drift.json as one line of text, null as `-` (as the reports show it)."""
+    if value is None or value == '':
+        return '-'
+    if isinstance(value, (list, tuple)):
+        return ' '.join(_one_line(part) for part in value)
+    if isinstance(value, dict):
+        return json.dumps(value, sort_keys=True, default=str)
+    return ' '.join(str(value).split())
+
+
+def _names(records):
+    """Each record's name, with its target where the same name has several targets on the host
+    (the same attribute of two devices), as the callback's tables name them."""
+    targets = {}
+    for record in records:
+        targets.setdefault(str(record.get('name')), set()).add(_one_line(record.get('target')))
+    return ['%s (%s)' % (record.get('name'), _one_line(record.get('target')))
+            if len(targets[str(record.get('name'))]) > 1 and record.get('target') not in (None, '')
+            else str(record.get('name')) for record in records]
+
+
+def why_lines(entry):
+    """Why a host is not clean: every failed task's message, then every record that is not ok with
+    its status, its reason (the detail where a module gave none) and the source of its desired value."""
+    lines = []
+    for error in entry.get('errors') or []:
+        lines.append('drift-check:     %s in task %r: %s' % (
+            error.get('kind'), error.get('task'), _one_line(error.get('msg'))))
+    records = entry.get('settings') or []
+    for name, record in zip(_names(records), records):
+        if record.get('status') == 'ok':
+            continue
+        line = 'drift-check:     %s: %s: %s' % (
+            name, record.get('status'), _one_line(record.get('reason') or record.get('detail')))
+        if record.get('source'):
+            line += ' (source: %s)' % _one_line(record['source'])
+        lines.append(line)
+    return lines
+
+
 def describe(report):
     summary = report['summary']
     hosts = report.get('hosts', {})
@@ -139,6 +182,7 @@ def describe(report):
         elif unsupported:
             lines.append('drift-check:   %s: clean, %d unsupported (%s)' % (
                 name, len(unsupported), ', '.join(sorted(set(str(record.get('name')) for record in unsupported)))))
+        lines.extend(why_lines(hosts[name]))
     return lines
 
 

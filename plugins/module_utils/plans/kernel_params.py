@@ -25,10 +25,8 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.formats import sysct
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import sysctl_keys
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.base import Plan
 from ansible_collections.dbhost.tuning.plugins.module_utils.sizing.profiles import user_comparison
-# The backends are named here too: tests and callers reach them as kernel_params.LinuxBackend...
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans.kernel_backends import (  # noqa: F401 pylint: disable=unused-import
-    BACKENDS, HEADER, KERNEL_DEFAULT_SOURCE, KERNEL_DEFAULTS_64BIT, SYSTEMD_BOOT_VALUES_64BIT, FreeBSDBackend,
-    LinuxBackend, SunOSBackend, kernel_default)
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.kernel_backends import (
+    BACKENDS, HEADER, KERNEL_DEFAULT_SOURCE)
 
 # Keys whose fields are each an upper bound, so "minimum" compares field by field.
 # Other multi-value keys (net.ipv4.ip_local_port_range, net.ipv4.tcp_rmem...) are

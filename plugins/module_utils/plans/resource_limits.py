@@ -36,8 +36,6 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.plans import project
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.dropin import UnitDropIn
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans import service_limits
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.session_limits import SessionLimits
-# re-exported: the module's tests and callers read resource_limits.LIMITS_HEADER
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans.session_limits import LIMITS_HEADER  # pylint: disable=unused-import
 
 DEFAULT_LIMITS_FILE = '/etc/security/limits.d/90-dbhost-tuning.conf'
 DEFAULT_DROPIN_NAME = '90-dbhost-tuning.conf'

@@ -33,6 +33,15 @@ def tree(tmp_path, files):
     return str(tmp_path)
 
 
+def plugins_tree(tmp_path, files):
+    """Files relative to plugins/ (any folder of it)."""
+    for rel, text in files.items():
+        path = tmp_path / 'plugins' / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return str(tmp_path)
+
+
 def test_the_checkout_passes():
     assert layout(CHECKOUT) == (0, [])
 
@@ -42,9 +51,9 @@ def _function(lines):
 
 
 @pytest.mark.parametrize('files, expected', [
-    ({'engine/a.py': PREFIX + 'plans import b\n', 'plans/b.py': ''},
+    ({'engine/a.py': PREFIX + 'plans import b\nb\n', 'plans/b.py': ''},
      'plugins/module_utils/engine/a.py: the engine layer imports plans.b, a higher layer'),
-    ({'plans/a.py': PREFIX + 'plans import b\n', 'plans/b.py': PREFIX + 'plans import a\n'},
+    ({'plans/a.py': PREFIX + 'plans import b\nb\n', 'plans/b.py': PREFIX + 'plans import a\na\n'},
      'import cycle: plans.a -> plans.b -> plans.a'),
     ({'plans/a.py': 'x = 1\n' * 501}, 'plugins/module_utils/plans/a.py: 501 lines (at most 500)'),
     ({'plans/a.py': _function(81)}, 'plugins/module_utils/plans/a.py:1: function long is 81 lines (at most 80)'),
@@ -55,8 +64,70 @@ def test_each_rule_catches_a_tree_that_breaks_it(tmp_path, files, expected):
     assert rc == 1 and lines == [expected]
 
 
+PLUGINS = 'from ansible_collections.dbhost.tuning.plugins.'
+ONLY_MODULE_UTILS = 'may import only module_utils of this collection'
+ONLY_SHARED = 'may import only module_utils, plugin_utils of this collection'
+CONTROLLER = 'controller code (on the managed host only ansible.module_utils)'
+
+
+@pytest.mark.parametrize('files, expected', [
+    ({'module_utils/engine/a.py': PLUGINS + 'plugin_utils.report import b\nb\n', 'plugin_utils/report.py': ''},
+     'plugins/module_utils/engine/a.py: module_utils imports plugin_utils.report; module_utils ' + ONLY_MODULE_UTILS),
+    ({'module_utils/engine/a.py': 'from ansible.plugins.action import ActionBase\nActionBase\n'},
+     'plugins/module_utils/engine/a.py: module_utils imports ansible.plugins.action, ' + CONTROLLER),
+    ({'module_utils/engine/a.py': 'def f():\n    from ansible import constants\n    return constants\n'},
+     'plugins/module_utils/engine/a.py: module_utils imports ansible.constants, ' + CONTROLLER),
+    ({'modules/m.py': 'import ansible.errors\nansible.errors\n'}, 'plugins/modules/m.py: modules imports ansible.errors, ' + CONTROLLER),
+    ({'modules/m.py': PLUGINS + 'plugin_utils.report import b\nb\n', 'plugin_utils/report.py': ''},
+     'plugins/modules/m.py: modules imports plugin_utils.report; modules ' + ONLY_MODULE_UTILS),
+    ({'modules/m.py': PLUGINS + 'modules import n\nn\n', 'modules/n.py': ''},
+     'plugins/modules/m.py: modules imports modules.n; modules ' + ONLY_MODULE_UTILS),
+    ({'callback/c.py': PLUGINS + 'action.a import X\nX\n', 'action/a.py': ''},
+     'plugins/callback/c.py: callback imports action.a; callback ' + ONLY_SHARED),
+    ({'plugin_utils/report.py': PLUGINS + 'callback.c import X\nX\n', 'callback/c.py': ''},
+     'plugins/plugin_utils/report.py: plugin_utils imports callback.c; plugin_utils ' + ONLY_SHARED),
+    ({'filter/f.py': PLUGINS + 'modules.m import X\nX\n', 'modules/m.py': ''},
+     'plugins/filter/f.py: filter imports modules.m; filter ' + ONLY_SHARED),
+    ({'doc_fragments/d.py': PLUGINS + 'module_utils.engine.a import X\nX\n', 'module_utils/engine/a.py': ''},
+     'plugins/doc_fragments/d.py: doc_fragments imports module_utils.engine.a; doc_fragments may import nothing '
+     'of this collection'),
+    ({'plugin_utils/r/a.py': PLUGINS + 'plugin_utils.r import b\nb\n',
+      'plugin_utils/r/b.py': PLUGINS + 'plugin_utils.r.a import X\nX\n'},
+     'import cycle: plugin_utils.r.a -> plugin_utils.r.b -> plugin_utils.r.a'),
+    ({'callback/c.py': 'x = 1\n' * 501}, 'plugins/callback/c.py: 501 lines (at most 500)'),
+    ({'plugin_utils/r.py': 'x = 1\n' * 501}, 'plugins/plugin_utils/r.py: 501 lines (at most 500)'),
+    ({'modules/m.py': 'x = 1\n' * 501}, 'plugins/modules/m.py: 501 lines (at most 500)'),
+    ({'action/a.py': _function(81)}, 'plugins/action/a.py:1: function long is 81 lines (at most 80)'),
+    ({'module_utils/engine/a.py': 'from ansible_collections.x import b  # pylint: disable=unused-import\n'},
+     'plugins/module_utils/engine/a.py:1: imports b and does not use it (whoever needs it imports it from its home)'),
+    ({'callback/c.py': 'import os.path\n'},
+     'plugins/callback/c.py:1: imports os and does not use it (whoever needs it imports it from its home)'),
+    ({'lookup/l.py': ''}, 'plugins/lookup/l.py: not in a known folder of plugins/ '
+                          '(action, callback, doc_fragments, filter, module_utils, modules, plugin_utils)'),
+])
+def test_each_plugins_rule_catches_a_tree_that_breaks_it(tmp_path, files, expected):
+    rc, lines = layout(plugins_tree(tmp_path, files))
+    assert rc == 1 and lines == [expected]
+
+
+def test_what_each_folder_may_import_passes(tmp_path):
+    """The controller side imports the shared code and ansible; the host side module_utils and ansible.module_utils."""
+    files = {
+        'module_utils/engine/a.py': 'from __future__ import annotations\nfrom ansible.module_utils.basic import '
+                                    'AnsibleModule\nX = AnsibleModule\n',
+        'modules/m.py': PLUGINS + 'module_utils.engine import a\nfrom ansible.module_utils import basic\nY = a, basic\n',
+        'plugin_utils/r/b.py': PLUGINS + 'module_utils.engine.a import X\nY = X\n',
+        'callback/c.py': 'from ansible.plugins.callback import CallbackBase\n' + PLUGINS + 'plugin_utils.r.b import X\n'
+                         'Y = CallbackBase, X\n',
+        'action/a.py': 'import ansible.errors\n' + PLUGINS + 'module_utils.engine.a import X\nY = ansible.errors, X\n',
+        'filter/f.py': PLUGINS + 'plugin_utils.r import b\nY = b\n',
+        'doc_fragments/d.py': 'x = 1\n' * 500,
+    }
+    assert layout(plugins_tree(tmp_path, files)) == (0, [])
+
+
 def test_a_lower_layer_may_be_imported(tmp_path):
-    assert layout(tree(tmp_path, {'plans/a.py': PREFIX + 'engine import b\n', 'engine/b.py': ''})) == (0, [])
+    assert layout(tree(tmp_path, {'plans/a.py': PREFIX + 'engine import b\nb\n', 'engine/b.py': ''})) == (0, [])
 
 
 def test_developing_names_every_module_utils_file():

@@ -106,7 +106,9 @@ def test_ee_collection_installs_with_a_working_callback(built_collection, tmp_pa
                           check=False)
     assert done.returncode == 0, done.stdout + done.stderr
     root = installed / 'ansible_collections' / 'dbhost' / 'tuning'
-    for path in ('plugins/callback/drift_report.py', 'scripts/drift-check', 'scripts/drift_check.py', 'playbooks/drift.yml'):
+    for path in ('plugins/callback/drift_report.py', 'plugins/plugin_utils/drift_report/records.py',
+                 'plugins/plugin_utils/drift_report/files.py', 'scripts/drift-check', 'scripts/drift_check.py',
+                 'playbooks/drift.yml'):
         assert (root / path).exists(), path
     # The image's last build step.
     done = subprocess.run([tool('ansible-doc'), '-t', 'callback', 'dbhost.tuning.drift_report'],

@@ -52,7 +52,6 @@ def block_queue_devices(v):
     kind of device, each with its scheduler (the module does not count a kind that finds no
     device as an empty selection).  ``defaults: false`` takes the item's attributes only.
     """
-    workload = role_var(v, 'block_queue_workload')
     read_ahead_kb, dummy = read_ahead_rule(v)
     common = {'rq_affinity': role_var(v, 'block_queue_rq_affinity'), 'read_ahead_kb': read_ahead_kb}
     schedulers = {False: role_var(v, 'block_queue_scheduler_nonrotational'),

@@ -367,3 +367,53 @@ def test_drift_check_of_a_host_with_only_unsupported_records(lab):
         assert records[0]['detail'].startswith('no /proc/sys/kernel/msgmni on this kernel')
         assert '<skipped message="unsupported: no /proc/sys/kernel/msgmni' in (report_dir / 'drift.xml').read_text()
     assert tree_digest(tree) == before
+
+
+def test_drift_check_prints_the_reason_of_every_record_not_ok(tmp_path, capsys):
+    """From the callback's own report of the recorded events: under each host that is not clean (or has
+    an unsupported setting), every failed task's message and every record that is not ok, with its
+    status, reason and source; the exit code stays the report's."""
+    from ansible_collections.dbhost.tuning.tests.unit.plugins.callback.test_drift_report import run
+    dummy, dummy, folder = run(tmp_path)
+    drift_check_module = load_drift_check()
+    assert drift_check_module.main(['--from-report', str(folder)]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        'drift-check: failed: 5 hosts (1 clean, 2 drift, 1 failed, 1 unreachable), 5 of 11 settings drifted, 1 unsupported',
+        'drift-check:   db1: clean, 1 unsupported (kernel/mm/transparent_hugepage/enabled)',
+        'drift-check:     kernel/mm/transparent_hugepage/enabled: unsupported: not writable in this container '
+        '(source: the database vendors\' advice on transparent huge pages (shared_memory_transparent_hugepage))',
+        'drift-check:   db2: drift',
+        'drift-check:     kernel.sem: drift: live below the minimum 250 32000 100 128 (source: Oracle Database '
+        'Installation Guide for Linux (19c, 21c, 23ai), "Minimum Parameter Settings for Installation" (profile oracle))',
+        'drift-check:     vm.swappiness: shadowed: shadowed by /etc/sysctl.d/99-local.conf (source: user: kernel_params_settings)',
+        'drift-check:   db3: failed',
+        "drift-check:     failed in task 'Set kernel parameters': the kernel refused: kernel.shmmni (Invalid argument)",
+        'drift-check:     kernel.shmmni: failed: Invalid argument (source: user: kernel_params_settings)',
+        'drift-check:   db4: unreachable',
+        "drift-check:     unreachable in task 'Set kernel parameters': Task failed: Failed to connect to the host via ssh: "
+        'ssh: connect to host 192.0.2.14 port 22: Connection timed out',
+        'drift-check:   db5: drift',
+        'drift-check:     queue/rq_affinity (sdb): drift: live differs (source: task option: sysfs_attr.attributes)',
+        'drift-check:     queue/scheduler: pending_reboot: persisted, pending reboot (source: task option: sysfs_attr.attributes)',
+        'drift-check: report %s; exit 2' % (folder / 'drift.json'),
+    ]
+
+
+def test_drift_check_reason_falls_back_to_the_detail(tmp_path, capsys):
+    """A record without a reason shows its detail on one line, one with neither `-`; an ok record and a
+    clean host print nothing; a record without a source says none."""
+    records = [{'name': 'a', 'status': 'ok', 'reason': None, 'detail': 'fine', 'source': 'user: x'},
+               {'name': 'b', 'status': 'drift', 'reason': None, 'detail': 'would write\n  5', 'source': None},
+               {'name': 'c', 'status': 'changed', 'target': '/etc/x'}]
+    report = {'summary': {'state': 'drift', 'hosts': 2, 'drift': 1, 'clean': 1, 'settings': 4, 'drifted': 2},
+              'hosts': {'db1': {'state': 'drift', 'settings': records, 'errors': []},
+                        'db2': {'state': 'clean', 'settings': [dict(records[0])], 'errors': []}}}
+    (tmp_path / 'drift.json').write_text(json.dumps(report))
+    drift_check_module = load_drift_check()
+    assert drift_check_module.main(['--from-report', str(tmp_path), '--report-only']) == 0
+    assert capsys.readouterr().err.splitlines()[1:] == [
+        'drift-check:   db1: drift',
+        'drift-check:     b: drift: would write 5',
+        'drift-check:     c: changed: -',
+        'drift-check: report %s; exit 0' % (tmp_path / 'drift.json'),
+    ]

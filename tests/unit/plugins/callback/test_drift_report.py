@@ -18,6 +18,8 @@ import xmlschema
 import yaml
 
 from ansible_collections.dbhost.tuning.plugins.callback import drift_report
+from ansible_collections.dbhost.tuning.plugins.plugin_utils.drift_report import markdown, records, terminal
+from ansible_collections.dbhost.tuning.plugins.plugin_utils.drift_report import text as report_text
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import result as _result
 
 FIXTURES = os.path.join(os.path.dirname(__file__), '..', '..', 'fixtures', 'drift')
@@ -116,8 +118,8 @@ def without_times(report):
 
 
 def test_clean_statuses_come_from_the_engine():
-    assert drift_report.CLEAN_STATUSES is _result.CLEAN_STATUSES
-    assert [s for s in _result.STATUSES if drift_report.is_clean(s)] == ['ok', 'unsupported']
+    assert records.CLEAN_STATUSES is _result.CLEAN_STATUSES
+    assert [s for s in _result.STATUSES if records.is_clean(s)] == ['ok', 'unsupported']
 
 
 def test_host_states_and_summary(tmp_path):
@@ -506,16 +508,15 @@ def test_reports_accumulate_across_playbooks(tmp_path):
     ('two\nlines', 'two lines'), (0, '0'), ('', ''),
 ])
 def test_format_value(value, text):
-    assert drift_report.format_value(value) == text
+    assert report_text.format_value(value) == text
 
 
 def test_a_minimum_is_shown_as_at_least():
-    from ansible_collections.dbhost.tuning.plugins.callback import drift_report
     record = {'name': 'kernel.sem', 'desired': '250 32000 100 128', 'comparison': 'minimum',
               'live': '32000 1024000000 500 32000', 'persisted': '32000 1024000000 500 32000', 'status': 'ok'}
-    assert drift_report.desired_text(record) == '>= 250 32000 100 128'
-    assert drift_report.drift_message(record).startswith('desired >= 250 32000 100 128, live 32000')
-    assert drift_report.desired_text(dict(record, comparison=None)) == '250 32000 100 128'
-    report = drift_report.build_report({'db1': {'settings': [record], 'errors': []}})
-    assert '| db1 | kernel.sem | >= 250 32000 100 128 |' in drift_report.render_markdown(report)
-    assert any('>= 250 32000 100 128' in line for line, dummy in drift_report.render_terminal(report))
+    assert report_text.desired_text(record) == '>= 250 32000 100 128'
+    assert report_text.drift_message(record).startswith('desired >= 250 32000 100 128, live 32000')
+    assert report_text.desired_text(dict(record, comparison=None)) == '250 32000 100 128'
+    report = records.build_report({'db1': {'settings': [record], 'errors': []}})
+    assert '| db1 | kernel.sem | >= 250 32000 100 128 |' in markdown.render_markdown(report)
+    assert any('>= 250 32000 100 128' in line for line, dummy in terminal.render_terminal(report))

@@ -20,7 +20,7 @@ import sys
 import jsonschema
 import pytest
 
-from ansible_collections.dbhost.tuning.plugins.callback import drift_report
+from ansible_collections.dbhost.tuning.plugins.plugin_utils.drift_report import files, records
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms
 from ansible_collections.dbhost.tuning.plugins.module_utils.state.host_state import HostState
 from ansible_collections.dbhost.tuning.tests.unit.helpers import put, with_defaults
@@ -46,8 +46,8 @@ def errors(validator, report):
 
 def test_the_schema_version_is_the_callbacks(validator):
     assert validator.schema['properties']['schema_version'] == {
-        'const': drift_report.SCHEMA_VERSION, 'description': validator.schema['properties']['schema_version']['description']}
-    assert validator.schema['$defs']['record']['required'][:len(drift_report.RECORD_KEYS)] == list(drift_report.RECORD_KEYS)
+        'const': records.SCHEMA_VERSION, 'description': validator.schema['properties']['schema_version']['description']}
+    assert validator.schema['$defs']['record']['required'][:len(records.RECORD_KEYS)] == list(records.RECORD_KEYS)
 
 
 @pytest.mark.parametrize('events', [None, UNSUPPORTED_EVENTS], ids=['five hosts', 'unsupported'])
@@ -69,9 +69,9 @@ def test_a_report_of_a_real_host_state_run_validates(validator, tmp_path, monkey
     output = json.loads(json.dumps(plan.output(plan.run()), default=str))
     assert set(record['kind'] for record in output['settings']) == {
         'sysctl', 'hugepages', 'limits', 'sysfs', 'block_queue', 'mounts', 'db_parameter', 'processor_set'}
-    collector = drift_report.DriftCollector()
+    collector = records.DriftCollector()
     collector.add_result('db1', 'Check the desired state', 'dbhost.tuning.host_state', output)
-    report = json.loads(drift_report.render_json(collector.report()))
+    report = json.loads(files.render_json(collector.report()))
     assert errors(validator, report) == []
     assert all(record['source'] for record in report['hosts']['db1']['settings'])
 

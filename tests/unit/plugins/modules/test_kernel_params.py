@@ -9,6 +9,7 @@ import os
 import pytest
 
 from ansible_collections.dbhost.tuning.plugins.modules import kernel_params
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans import kernel_backends
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans import kernel_params as _kernel_params
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms as _platform
 from ansible_collections.dbhost.tuning.tests.unit.helpers import digest, put, read, records
@@ -141,13 +142,13 @@ def test_fixed_by_hand_lost_at_reboot_is_drift(root, run_module):
 
 
 def test_refused_key_reported_others_applied(root, run_module, monkeypatch):
-    real_write = _kernel_params.LinuxBackend.write_live
+    real_write = kernel_backends.LinuxBackend.write_live
 
     def write_live(self, key, value):
         if key == 'kernel.shmmni':
             raise OSError(errno.EINVAL, 'Invalid argument')
         return real_write(self, key, value)
-    monkeypatch.setattr(_kernel_params.LinuxBackend, 'write_live', write_live)
+    monkeypatch.setattr(kernel_backends.LinuxBackend, 'write_live', write_live)
     params = {'kernel.shmmni': 32768, 'fs.aio-max-nr': 1048576}
     result = run_module(kernel_params, {'params': params, 'root': root})
     assert result['failed'] is True and 'kernel.shmmni' in result['msg'] and 'fs.aio-max-nr' not in result['msg']

@@ -15,11 +15,12 @@ import pytest
 
 from ansible_collections.dbhost.tuning.plugins.modules import resource_limits
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans import resource_limits as plan_module
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans import session_limits
 from ansible_collections.dbhost.tuning.tests.unit.helpers import digest, put, read, records
 from ansible_collections.dbhost.tuning.tests.unit.plugins.modules.test_resource_limits import FakeSystemd, run_plan
 
 OURS = '/etc/security/limits.d/90-dbhost-tuning.conf'
-HEADER = plan_module.LIMITS_HEADER + '\n'
+HEADER = session_limits.LIMITS_HEADER + '\n'
 MEMLOCK = '60397977'
 ORACLE = [{'domain': 'oracle', 'type': side, 'item': 'memlock', 'value': MEMLOCK} for side in ('soft', 'hard')]
 

@@ -15,12 +15,13 @@ import pytest
 from ansible_collections.dbhost.tuning.plugins.modules import resource_limits
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms as _platform
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans import resource_limits as plan_module
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans import session_limits
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import systemd as _systemd
 from ansible_collections.dbhost.tuning.tests.unit.helpers import digest, put, read, records
 
 OURS = '/etc/security/limits.d/90-dbhost-tuning.conf'
 DROPIN = '/etc/systemd/system/postgresql.service.d/90-dbhost-tuning.conf'
-LIMITS_HEADER = plan_module.LIMITS_HEADER + '\n'
+LIMITS_HEADER = session_limits.LIMITS_HEADER + '\n'
 DROPIN_HEADER = plan_module.DROPIN_HEADER + '\n'
 UNIT = '[Unit]\nDescription=PostgreSQL\n[Service]\nExecStart=/usr/bin/postgres\nLimitNOFILE=1024:524288\n'
 

@@ -12,18 +12,16 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import errno
-
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import compare
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import FileChange, PathError, read_text, rooted
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import PathError, read_text, rooted
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import (
     FAILED, UNSUPPORTED, Setting, decide_status, did)
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import InputError  # noqa: F401 (re-exported)
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import sysctl
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import sysctl_keys
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans.base import Plan
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.base import UNCHANGED, LivePlusFile, Plan
 from ansible_collections.dbhost.tuning.plugins.module_utils.sizing.profiles import user_comparison
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.kernel_backends import (
     BACKENDS, HEADER, KERNEL_DEFAULT_SOURCE)
@@ -107,10 +105,7 @@ def _format_value(value):
     raise InputError('value %r is neither a number, a string nor a list' % (value,))
 
 
-_UNCHANGED = object()
-
-
-class KernelParams(Plan):
+class KernelParams(LivePlusFile, Plan):
     """One run of the kernel_params module, as the Plan hooks.
 
     Shapes (keys are canonical names, values normalized text):
@@ -118,12 +113,16 @@ class KernelParams(Plan):
     - live: {key: the running kernel's value, or None where it is not read};
     - persisted: {'path': our file on this host, 'text': its text (None when absent),
       'ours': {key: value} it sets, 'resolve': key -> (value at boot, file it comes from)};
-    - done: {'changes': {key: value or None} for our file, 'live_targets': {key: value written
-      live}, 'refused': {key: why the kernel refused it}, 'live_after': {key: value read back},
-      'change': the FileChange of our file, 'resolve_after': as 'resolve', after it}.
+    - done: base.Outcome (``resolve_after`` as 'resolve', after our file is written).
+
+    The flow (plan the writes, write live, read back, write our file) is LivePlusFile's;
+    the backend reads and writes one live value.
     """
 
     source = 'task option: kernel_params.params'
+    live_tree = '/proc/sys'
+    refuse_unmet_readback = True
+    persist_off = 'persist: false'
 
     def __init__(self, params, state='present', apply=True, persist=True, file=None, mode='exact',
                  root='/', backup=False, fail_on_shadowed=True, check_mode=False, system_name=None,
@@ -278,39 +277,52 @@ class KernelParams(Plan):
                 'others': self.backend.persisted_resolver(self.file, without_ours)}
 
     # ---------------------------------------------------------------- applying
-    def _plan(self, desired, live, persisted):
-        """(changes to our file, values to write live); notes in self.unsupported the keys this
-        kernel cannot have or nobody can set here (missing, read-only /proc/sys or entry).
+    @property
+    def live_available(self):
+        return self.backend.live_available
 
-        Such a key is not set live, but still persisted (with persist): the line takes effect
-        at a boot where the key exists and can be set (its module loaded, the same image on a
-        host), and systemd-sysctl passes over a key it cannot set there without failing.
-        The record says what was done with the line."""
-        changes = {}
-        live_targets = {}
-        self.unsupported = {}
-        for key, want in desired.items():
-            if want is None:
-                if key in persisted['ours']:
-                    changes[key] = None
-                continue
-            if self.apply_live and self.backend.live_available:
-                why = self.missing.get(key)
-                if why is None and not self.compare.satisfies(key, live.get(key), want):
-                    why = self.backend.read_only_reason(key)
-                if why:
-                    self.unsupported[key] = why
-            if self.persist:
-                persist_value = self._persist_value(key, want, live, persisted)
-                if persist_value is not _UNCHANGED:
-                    changes[key] = persist_value
-            if self.apply_live and self.backend.live_available and key not in self.unsupported and \
-                    not self.compare.satisfies(key, live.get(key), want):
-                live_targets[key] = self.compare.value_to_write(key, live.get(key), want)
-        return changes, live_targets
+    def live_meets(self, key, value, want):
+        return self.compare.satisfies(key, value, want)
+
+    def read_one(self, key):
+        return self.backend.read_live(key)
+
+    def write_one(self, key, value):
+        self.backend.write_live(key, value)
+
+    def read_only_reason(self, key):
+        return self.backend.read_only_reason(key)
+
+    def value_to_write(self, key, live, want):
+        return self.compare.value_to_write(key, live, want)
+
+    def refusal(self, exc):
+        return exc.strerror or str(exc)
+
+    def read_only_now(self, key, exc):
+        return 'read-only /proc/sys (%s)' % (exc.strerror or 'EROFS')
+
+    def file_text(self, desired, persisted, done):
+        text = persisted['text']
+        return self.backend.render(text, done.changes, self.header) if done.changes else text
+
+    def applied(self, desired, persisted, done):
+        done.resolve_after = self.backend.persisted_resolver(self.file, done.change.after)
+
+    def persist_value(self, key, want, live, persisted):
+        """What our file gets for ``key``: a value, None (remove our line) or UNCHANGED.
+
+        A key of state=absent loses our line.  A key the kernel cannot have here (missing,
+        read-only /proc/sys or entry) is still persisted: the line takes effect at a boot
+        where it exists and can be set (its module loaded, the same image on a host), and
+        systemd-sysctl passes over a key it cannot set there without failing.
+        """
+        if want is None:
+            return None if key in persisted['ours'] else UNCHANGED
+        return self._persist_value(key, want, live, persisted)
 
     def _persist_value(self, key, want, live, persisted):
-        """What our file gets for ``key``: a value, None (remove our line) or _UNCHANGED.
+        """What our file gets for a present ``key``.
 
         A bound (minimum, maximum) is written field by field as the most that the desired
         value, the live value, the value the next boot loads and the value it would load
@@ -324,9 +336,9 @@ class KernelParams(Plan):
         if not self.compare.satisfies(key, boot_value, want) and not self.compare.satisfies(key, ours, want):
             return self.compare.combine(key, want, [live.get(key), boot_value, others_value])
         if boot_file != self.file or ours is None or self.compare.comparison(key, want) == compare.EXACT:
-            return _UNCHANGED
+            return UNCHANGED
         if self.compare.combine(key, want, [ours, others_value]) == self.normalize(ours):
-            return _UNCHANGED
+            return UNCHANGED
         lowered = self.compare.short_fields(key, ours, self.compare.combine(key, want, [others_value]))
         grant = '%s (%s)' % (others_file, ', '.join(lowered)) if lowered else others_file
         if self.compare.satisfies(key, others_value, want):
@@ -339,57 +351,16 @@ class KernelParams(Plan):
     def normalize(self, value):
         return self.backend.normalize(value)
 
-    def _write_live(self, desired, live_targets, changes, live_after):
-        """Write each live target and read it back; {key: why} for those the kernel refused."""
-        refused = {}
-        for key, value in sorted(live_targets.items()):
-            try:
-                self.backend.write_live(key, value)
-            except (IOError, OSError) as exc:
-                if exc.errno == errno.EROFS:
-                    # /proc/sys read-only after all (a mount the probe did not see): unsupported
-                    self.unsupported[key] = 'read-only /proc/sys (%s)' % (exc.strerror or 'EROFS')
-                    continue
-                refused[key] = exc.strerror or str(exc)
-                changes.pop(key, None)  # a value the kernel refuses would fail at boot too
-                continue
-            live_after[key] = self.backend.read_live(key)
-            if not self.compare.satisfies(key, live_after[key], desired[key]):
-                refused[key] = 'the kernel reads back %r' % (live_after[key],)
-                changes.pop(key, None)
-        return refused
-
-    def apply(self, desired, live, persisted, module):
-        changes, live_targets = self._plan(desired, live, persisted)
-        live_after = dict(live)
-        refused = {}
-        text = persisted['text']
-        file_after = self.backend.render(text, changes, self.header) if changes else text
-        change = FileChange(persisted['path'], text, file_after, shown_path=self.file)
-        # A file that cannot be written fails the run before a live value changes.
-        change.check(self.check_mode)
-        if not self.check_mode:
-            refused = self._write_live(desired, live_targets, changes, live_after)
-            # what the kernel refused is not persisted either
-            file_after = self.backend.render(text, changes, self.header) if changes else text
-            change = FileChange(persisted['path'], text, file_after, shown_path=self.file)
-        self.backup_file = change.commit(module, backup_file=self.backup, check_mode=self.check_mode)
-        return {'changes': changes, 'live_targets': live_targets, 'refused': refused, 'live_after': live_after,
-                'change': change, 'resolve_after': self.backend.persisted_resolver(self.file, file_after)}
-
     # ---------------------------------------------------------------- reporting
     def render(self, result, desired, live, persisted, done):
-        done['change'].report(result)
         for key in sorted(desired):
             result.add(self._record(key, desired[key], live, persisted, done))
-        if self.backup_file:
-            result.extra['backup_file'] = self.backup_file
         # a TuneD profile that cannot be loaded sets nothing at boot; said, not guessed at
-        result.warnings.extend(getattr(self.backend, 'tuned_problems', list)())
+        self.report_file(result, done, getattr(self.backend, 'tuned_problems', list)())
 
     def _record(self, key, want, live, persisted, done):
-        live_now = live[key] if self.check_mode else done['live_after'].get(key)
-        resolve_before, resolve_after = persisted['resolve'], done['resolve_after']
+        live_now = live[key] if self.check_mode else done.after.get(key)
+        resolve_before, resolve_after = persisted['resolve'], done.resolve_after
         winner_value, winner_file = (resolve_before if self.check_mode else resolve_after)(key)
         if want is None:
             removed = key in persisted['ours']
@@ -402,8 +373,8 @@ class KernelParams(Plan):
         if key in self.unsupported:
             return Setting(key, self.file, want, live_now, winner_value, UNSUPPORTED,
                            self._unsupported_detail(key, want, done), comparison=how)
-        if key in done['refused']:
-            detail = 'the kernel refused %r: %s; not persisted' % (done['live_targets'][key], done['refused'][key])
+        if key in done.refused:
+            detail = self.refused_detail(done.targets[key], done.refused[key])
             return Setting(key, self.file, want, live_now, winner_value, FAILED, detail, comparison=how)
 
         details = ['%s: the live value is not read' % self.missing[key]] if key in self.missing else []
@@ -422,7 +393,7 @@ class KernelParams(Plan):
             live_ok = False
         status = decide_status(live_ok, persisted_ok, self.check_mode,
                                live_needs=self.backend.live_needs, shadowed=shadowed)
-        if key in done['changes'] and not details and key not in self.notes:
+        if key in done.changes and not details and key not in self.notes:
             details.append(did(self.check_mode, 'write %s' % self.file))
         details.extend(self._field_details(key, want, live, live_ok, resolve_before, persisted_ok))
         details.extend(self._module_note(key))
@@ -430,14 +401,10 @@ class KernelParams(Plan):
 
     def _unsupported_detail(self, key, want, done):
         """Why the key is not set here, and what became of our line for the next boot."""
-        details = [self.unsupported[key], 'not set live']
-        boot_value, boot_file = done['resolve_after'](key)
-        if not self.persist:
-            details.append('not persisted (persist: false)')
-        elif key in done['changes']:
-            details.append('%s for a boot where it can be set' % did(self.check_mode, 'write it to %s' % self.file))
-        elif boot_file:
-            details.append('at boot: %s' % boot_file if boot_file == KERNEL_DEFAULT_SOURCE else 'persisted by %s' % boot_file)
+        boot_value, boot_file = done.resolve_after(key)
+        persisted_by = None if not boot_file else (
+            'at boot: %s' if boot_file == KERNEL_DEFAULT_SOURCE else 'persisted by %s') % boot_file
+        details = self.unsupported_words(self.unsupported[key], key in done.changes, persisted_by)
         if self.persist and boot_file not in (None, self.file) and not self.compare.satisfies(key, boot_value, want):
             details.append('%s sets %r and wins at boot over %s' % (boot_file, boot_value, self.file))
         return '; '.join(details + self._module_note(key))

@@ -55,6 +55,22 @@ _UNSUPPORTED_WHY = {
 }
 
 
+class ServiceDone(object):
+    """What the service part did: our drop-in (``dropin``, its FileChange ``change``, ``changes``
+    {Limit*: value written}), systemd's reload (``reloaded``, ``reload_error``), what systemctl
+    show gives after it (``show``, ``show_error``) and the running process's limits (``running``)."""
+
+    def __init__(self, dropin, change, changes, show, show_error):
+        self.dropin = dropin
+        self.change = change
+        self.changes = changes
+        self.reloaded = False
+        self.reload_error = None
+        self.show = show
+        self.show_error = show_error
+        self.running = None
+
+
 class ResourceLimits(Plan):
     """One run of the resource_limits module."""
 
@@ -310,8 +326,7 @@ class ResourceLimits(Plan):
                     self.comparison == compare.MINIMUM) else text
         after = systemd.render(before, {'Service': changes}, header=DROPIN_HEADER) if changes else before
         change = dropin.change(before, after)
-        service = {'dropin': dropin, 'change': change, 'changes': changes, 'reloaded': False, 'reload_error': None,
-                   'show': shown_before, 'show_error': live['show_error']}
+        service = ServiceDone(dropin, change, changes, shown_before, live['show_error'])
         if not self.check_mode:
             reload = self.systemd_running and shown_before is not None and (
                 change.needed or shown_before.get('NeedDaemonReload') == 'yes')
@@ -319,27 +334,26 @@ class ResourceLimits(Plan):
                                    properties=self._show_properties())
             if applied.backup_file:
                 done['backup_files'].append(applied.backup_file)
-            service['reload_error'] = applied.reload_error
+            service.reload_error = applied.reload_error
             if applied.reloaded:
-                service.update(reloaded=True, show=applied.shown, show_error=applied.show_error)
-        service['running'] = self._running_limits(service['show'])
+                service.reloaded, service.show, service.show_error = True, applied.shown, applied.show_error
+        service.running = self._running_limits(service.show)
         return service
 
     def _render_service(self, result, live, done):
         if done is None:
             self._unsupported(result, 'service', ['%s %s' % (self.raw_service, n) for n in sorted(self.desired_service)])
             return
-        dropin, change = done['dropin'], done['change']
+        dropin, change = done.dropin, done.change
         change.report(result)
-        if done['reloaded']:
+        if done.reloaded:
             result.mark_changed()
         files_before = dropin.unit_texts(change.before or '')
         files_after = dropin.unit_texts(change.after or '')
         for name in sorted(self.desired_service):
             before = self._service_source(files_before, name, live)
             after = self._service_source(files_after, name, live)
-            result.add(self._service_record(name, dropin.path, before, after, live['show'], done,
-                                            done['changes'].get(name)))
+            result.add(self._service_record(name, before, after, live, done))
 
     def _service_source(self, unit_texts, name, live):
         """service_limits.Source of ``name`` for the unit's files ``unit_texts``."""
@@ -357,10 +371,13 @@ class ResourceLimits(Plan):
         return ('systemd has loaded %s=%s but the files give %s: it takes them at the next daemon-reload'
                 % (name, limits.show_pair(loaded), limits.show_pair(source.pair)))
 
-    def _service_record(self, name, shown_path, before, after, shown_before, done, written):
+    def _service_record(self, name, before, after, live, done):
+        """The record of one Limit*= of the service: ``before``/``after`` its service_limits.Source
+        with our drop-in before and after this run, ``done`` the ServiceDone."""
         text, want = self.desired_service[name]
         record_name = '%s %s' % (self.unit, name)
-        running, show_error = done['running'], done['show_error']
+        shown_path, written, shown_before = done.dropin.path, done.changes.get(name), live['show']
+        running, show_error = done.running, done.show_error
         now = before if self.check_mode else after
         persisted_now = now.pair
         details = []
@@ -368,8 +385,8 @@ class ResourceLimits(Plan):
             details.append('%s (%s=%s)' % (did(self.check_mode, 'write %s' % shown_path), name, written))
         elif now.path != shown_path and self._pair_meets(now.pair, want):
             details.append('met by %s' % now.describe(name))
-        if done['reload_error']:
-            details.append('systemctl daemon-reload failed: %s' % done['reload_error'])
+        if done.reload_error:
+            details.append('systemctl daemon-reload failed: %s' % done.reload_error)
             return Setting(record_name, shown_path, limits.show_pair(want), None, limits.show_pair(persisted_now),
                            FAILED, '; '.join(details), comparison=self.comparison)
         shadowed = False
@@ -382,7 +399,7 @@ class ResourceLimits(Plan):
         live = None
         live_ok = None
         live_needs = None
-        shown = shown_before if self.check_mode else done['show']
+        shown = shown_before if self.check_mode else done.show
         note = self._loaded_note(name, shown, now)
         if note:
             details.append(note)

@@ -13,15 +13,14 @@ whole tmpfiles.d search path, so another file that wins is reported as ``shadowe
 SysfsAttributes fills in the Plan hooks (plans/base.py): desired() is the attributes,
 read_live() their values (a value not among its choices stops the run there; an attribute
 this kernel or device does not have is unsupported, as is one under a read-only /sys),
-read_persisted() our tmpfiles file and what wins at boot, apply() the only hook that writes,
-render() the records.
+read_persisted() our tmpfiles file and what wins at boot, render() the records; apply(), the
+only hook that writes, is LivePlusFile's flow over read_one(), write_one() and file_text().
 """
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import errno
 import os
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import confd
@@ -32,11 +31,11 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.formats import cmdli
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import tmpfiles
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import tuned
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import FileChange, PathError, read_text, rooted
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import PathError, read_text, rooted
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import (
     FAILED, UNSUPPORTED, Setting, decide_status, did)
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import InputError  # noqa: F401 (re-exported)
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans.base import Plan
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.base import UNCHANGED, LivePlusFile, Plan
 
 DEFAULT_TMPFILES_FILE = '/etc/tmpfiles.d/90-dbhost-tuning.conf'
 HEADER = ('# Managed by dbhost.tuning: sysfs attributes that systemd-tmpfiles writes at boot;\n'
@@ -86,10 +85,11 @@ def normalize(value):
     return None if value is None else ' '.join(str(value).split())
 
 
-class SysfsAttributes(Plan):
+class SysfsAttributes(LivePlusFile, Plan):
     """The sysfs_attr module's plan: each attribute's value, live and persisted."""
 
     source = 'task option: sysfs_attr.attributes'
+    boot_where = 'it exists and can be set'
 
     def __init__(self, attributes, apply=True, persist=True, tmpfiles_file=None, root='/', backup=False,
                  fail_on_shadowed=True, check_mode=False, system_name=None):
@@ -223,67 +223,39 @@ class SysfsAttributes(Plan):
                 'resolve': self._resolver(text or '', boot_line)}
 
     # ---------------------------------------------------------------- applying
-    def _plan(self, desired, live, persisted):
-        """({path: value} for our file, {path: value} to write live); notes in self.unsupported what
-        cannot be set here.  Such an attribute is still persisted: systemd-tmpfiles writes a ``w``
-        line only where the file exists, at a boot where it does."""
-        changes = {}
-        writes = {}
-        self.unsupported = {}
-        for path, want in desired.items():
-            if self.apply_live and self.live_available:
-                why = self.missing.get(path)
-                if why is None and not same_value(live.get(path), want):
-                    why = sysfs.read_only_reason(self._local(path), path)
-                if why:
-                    self.unsupported[path] = why
-            if self.persist and not same_value(persisted['resolve'](path)[0], want) and \
-                    not same_value(persisted['ours'].get(path), want):
-                changes[path] = want
-            if self.apply_live and self.live_available and path not in self.unsupported and \
-                    not same_value(live.get(path), want):
-                writes[path] = want
-        return changes, writes
+    def applies_here(self, desired):
+        return self.supported
 
-    def _write_live(self, writes, changes, live_after):
-        """Write each value and read it back; {path: why} for those the kernel refused."""
-        refused = {}
-        for path, value in sorted(writes.items()):
-            local = self._local(path)
-            try:
-                sysfs.write_value(local, value)
-            except sysfs.SysfsError as exc:
-                if exc.errno == errno.EROFS:
-                    self.unsupported[path] = 'read-only /sys (%s)' % os.strerror(exc.errno)
-                    continue
-                refused[path] = os.strerror(exc.errno) if exc.errno else str(exc)
-                changes.pop(path, None)  # a value the kernel refuses now would fail at boot too
-                continue
-            try:
-                live_after[path] = normalize(sysfs.read_value(local))
-            except (IOError, OSError):
-                live_after[path] = None
-        return refused
+    # a key is the attribute's /sys path
+    def live_meets(self, key, value, want):
+        return same_value(value, want)
 
-    def apply(self, desired, live, persisted, module):
-        if not self.supported:
+    def read_one(self, key):
+        try:
+            return normalize(sysfs.read_value(self._local(key)))
+        except (IOError, OSError):
             return None
-        changes, writes = self._plan(desired, live, persisted)
-        live_after = dict(live)
-        refused = {}
+
+    def write_one(self, key, value):
+        sysfs.write_value(self._local(key), value)
+
+    def read_only_reason(self, key):
+        return sysfs.read_only_reason(self._local(key), key)
+
+    def persist_value(self, key, want, live, persisted):
+        """Our ``w`` line, unless the boot or our file already writes the value.  An attribute
+        nobody can set here is still persisted: systemd-tmpfiles writes a ``w`` line only where
+        the file exists, at a boot where it does."""
+        if same_value(persisted['resolve'](key)[0], want) or same_value(persisted['ours'].get(key), want):
+            return UNCHANGED
+        return want
+
+    def file_text(self, desired, persisted, done):
         text = persisted['text']
-        file_after = tmpfiles.render(text, changes, header=HEADER) if changes else text
-        change = FileChange(persisted['path'], text, file_after, shown_path=self.file)
-        # A file that cannot be written fails the run before a live value changes.
-        change.check(self.check_mode)
-        if not self.check_mode:
-            refused = self._write_live(writes, changes, live_after)
-            # what the kernel refused is not persisted either
-            file_after = tmpfiles.render(text, changes, header=HEADER) if changes else text
-            change = FileChange(persisted['path'], text, file_after, shown_path=self.file)
-        self.backup_file = change.commit(module, backup_file=self.backup, check_mode=self.check_mode)
-        return {'changes': changes, 'writes': writes, 'refused': refused, 'live_after': live_after,
-                'change': change, 'resolve_after': self._resolver(file_after or '', persisted['cmdline'])}
+        return tmpfiles.render(text, done.changes, header=HEADER) if done.changes else text
+
+    def applied(self, desired, persisted, done):
+        done.resolve_after = self._resolver(done.change.after or '', persisted['cmdline'])
 
     # ---------------------------------------------------------------- reporting
     def render(self, result, desired, live, persisted, done):
@@ -292,24 +264,21 @@ class SysfsAttributes(Plan):
                 result.add(Setting(path, None, desired[path], None, None, UNSUPPORTED,
                                    'sysfs exists on Linux only'))
             return
-        done['change'].report(result)
         for path in sorted(desired):
             result.add(self._record(path, desired[path], live, persisted, done))
-            if not self.check_mode and path in done['writes'] and path not in done['refused'] and \
-                    done['live_after'].get(path) != live.get(path):
+            if not self.check_mode and path in done.targets and path not in done.refused and \
+                    done.after.get(path) != live.get(path):
                 result.mark_changed()
-        if self.backup_file:
-            result.extra['backup_file'] = self.backup_file
-        result.warnings.extend(self.tuned.problems if self.tuned else [])
+        self.report_file(result, done, self.tuned.problems if self.tuned else [])
 
     def _record(self, path, want, live, persisted, done):
         target = self.file if self.persist else None
-        live_after = done['live_after']
+        live_after = done.after
         live_now = live.get(path) if self.check_mode else live_after.get(path)
-        persisted_now = (persisted['resolve'] if self.check_mode else done['resolve_after'])(path)[0]
-        if path in done['refused']:
+        persisted_now = (persisted['resolve'] if self.check_mode else done.resolve_after)(path)[0]
+        if path in done.refused:
             return Setting(path, target, want, live_now, persisted_now, FAILED,
-                           'the kernel refused %r: %s; not persisted' % (want, done['refused'][path]))
+                           self.refused_detail(want, done.refused[path]))
         if path in self.unsupported:
             return Setting(path, target, want, live_now, persisted_now, UNSUPPORTED, self._unsupported_detail(path, done))
         details = ['%s: the live value is not read' % self.missing[path]] if path in self.missing else []
@@ -318,30 +287,25 @@ class SysfsAttributes(Plan):
             details.append('live value not read: no sysfs under %s' % self.root)
         elif self.apply_live:
             live_ok = same_value(live.get(path), want)
-            if not self.check_mode and path in done['writes'] and not same_value(live_after.get(path), want):
+            if not self.check_mode and path in done.targets and not same_value(live_after.get(path), want):
                 details.append('wrote %r but the kernel reads back %r' % (want, live_after.get(path)))
                 return Setting(path, target, want, live_now, persisted_now, FAILED, '; '.join(details))
         else:
             details.append('live value not managed (apply=false)')
-        persisted_ok, shadowed = self._persisted_state(path, want, persisted['resolve'], done['resolve_after'], details)
-        self._cmdline_conflict(path, persisted.get('cmdline'), done['resolve_after'], details)
+        persisted_ok, shadowed = self._persisted_state(path, want, persisted['resolve'], done.resolve_after, details)
+        self._cmdline_conflict(path, persisted.get('cmdline'), done.resolve_after, details)
         status = decide_status(live_ok, persisted_ok, self.check_mode, shadowed=shadowed)
         if self.choices.get(path):
             details.append('choices: %s' % ' '.join(self.choices[path]))
-        if path in done['changes']:
+        if path in done.changes:
             details.insert(0, did(self.check_mode, 'write %s' % self.file))
         return Setting(path, target, want, live_now, persisted_now, status, '; '.join(details))
 
     def _unsupported_detail(self, path, done):
         """Why the attribute is not set here, and what became of our line for the next boot."""
-        details = [self.unsupported[path], 'not set live']
-        value, shown = done['resolve_after'](path)
-        if not self.persist:
-            details.append('not persisted (persist=false)')
-        elif path in done['changes']:
-            details.append('%s for a boot where it exists and can be set' % did(self.check_mode, 'write it to %s' % self.file))
-        elif shown:
-            details.append('persisted by %s' % shown)
+        value, shown = done.resolve_after(path)
+        details = self.unsupported_words(self.unsupported[path], path in done.changes,
+                                         'persisted by %s' % shown if shown else None)
         if self.persist and shown and shown != self.file and not same_value(value, self.wanted.get(path)):
             details.append('%s writes %r and wins at boot over %s' % (shown, value, self.file))
         return '; '.join(details)

@@ -4,7 +4,8 @@
 """Internal to dbhost.tuning: the items of block_queue's ``devices`` option, checked.
 
 How devices are selected (kernel name or glob, WWID/WWN, serial, model, vendor, mount
-point), what they get, and the checks of attribute names and values that need no device.
+point), what they get, the checks of attribute names and values that need no device, and,
+given a device, what it accepts (check_value) and cannot have here (unsupported_why).
 
 Pure Python: unit-tested without an Ansible runtime.
 """
@@ -14,12 +15,12 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import re
+from collections import namedtuple
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import compare
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import sysfs
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import did
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import udev
 
 SELECTOR_KEYS = ('name', 'wwn', 'serial', 'model', 'vendor', 'mount')
@@ -182,8 +183,12 @@ class Entry(object):
         return ' '.join(parts)
 
 
+# Why an attribute cannot be set here, and whether its udev rule is still written.
+Unsupported = namedtuple('Unsupported', 'why persisted')
+
+
 def unsupported_why(device, name, value, how):
-    """(why, persisted) when the device or container cannot have ``name`` set now, else None.
+    """Unsupported(why, persisted) when the device or container cannot have ``name`` set now, else None.
 
     A known attribute the device (or this kernel) does not have gets no rule: udev would fail
     to write it at every event.  Under a read-only /sys (a container) the rule is still
@@ -192,19 +197,39 @@ def unsupported_why(device, name, value, how):
     raw = sysfs.read_raw(path)
     if raw is None:
         if name in ALLOWED_VALUES or name in MINIMUM or name == 'scheduler':
-            return '%s has no queue attribute %s on this kernel or driver' % (device.name, name), False
+            return Unsupported('%s has no queue attribute %s on this kernel or driver' % (device.name, name), False)
         return None
     if not meets(sysfs.parse_choice(raw)[1].strip(), value, how) and sysfs.mounted_read_only(path):
-        return 'read-only /sys (mounted read-only, as in a container)', True
+        return Unsupported('read-only /sys (mounted read-only, as in a container)', True)
     return None
 
 
-def unsupported_rule(persist, persisted, written, check_mode, rules_file):
-    """What became of an unsupported attribute's udev rule, in words."""
-    if not persist:
-        return 'not persisted (persist=false)'
-    if not persisted:
-        return 'no rule written: udev would fail to write it at every event'
-    if written:
-        return '%s for a boot where it can be set' % did(check_mode, 'write it to %s' % rules_file)
-    return 'persisted by %s' % rules_file
+def check_value(device, name, value, where, page_kb):
+    """Refuse (InputError naming ``where``) a value ``device`` does not accept; ``page_kb`` the page size in KiB."""
+    disk = device.name
+    path = device.attribute(name)
+    raw = sysfs.read_raw(path)
+    if raw is None:
+        raise InputError('%s: %s has no queue attribute %s' % (where, disk, name))
+    if not sysfs.is_writable(path):
+        raise InputError('%s: %s is read-only' % (where, path))
+    choices, selected = sysfs.parse_choice(raw)
+    if choices is not None:
+        if value not in choices:
+            raise InputError('%s: %r is not one of the choices %s offers: %s'
+                             % (where, value, path, ', '.join(choices)))
+        return
+    if name == 'scheduler' and value != raw.strip():
+        raise InputError('%s: %s offers no other scheduler than %r' % (where, disk, raw.strip()))
+    if name in ALLOWED_VALUES:
+        return
+    if INTEGER.match(raw.strip()) and not INTEGER.match(value):
+        raise InputError('%s: %r is not an integer, and %s holds one' % (where, value, path))
+    if name == 'read_ahead_kb' and int(value) % page_kb:
+        raise InputError('%s: %s is not a multiple of the page size (%d KiB); the kernel would round it'
+                         % (where, value, page_kb))
+    if name == 'max_sectors_kb':
+        highest = sysfs.read_value(device.attribute('max_hw_sectors_kb'))
+        if int(value) < page_kb or (highest and INTEGER.match(highest) and int(value) > int(highest)):
+            raise InputError('%s: %s is outside what %s accepts (%d to %s)'
+                             % (where, value, disk, page_kb, highest))

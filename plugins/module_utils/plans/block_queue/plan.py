@@ -16,23 +16,23 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import errno
 import fnmatch
 import os
+from collections import namedtuple
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import compare
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import sysfs
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import FileChange, PathError, read_text, rooted
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import PathError, read_text, rooted
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import FAILED, UNSUPPORTED, Setting, decide_status, did
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import tuned
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import udev
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans.base import Plan
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.base import LivePlusFile, Plan
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.block_queue.devices import Tree
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.block_queue.entries import (
-    ALLOWED_VALUES, INTEGER, Entry, meets, to_persist, unsupported_rule, unsupported_why)
+    Entry, Unsupported, check_value, meets, to_persist, unsupported_why)
 
 DEFAULT_FILE = '/etc/udev/rules.d/61-dbhost-tuning.rules'
 HEADER = ('# Managed by dbhost.tuning.block_queue: block queue attributes of selected devices.\n'
@@ -58,10 +58,14 @@ UNSUPPORTED_WHY = {
 }
 
 
+# The udev match of a disk's rule: tokens, what identifier they use, a warning (no stable one),
+# and the disks that share it (the paths of one multipath LUN).
+UdevKey = namedtuple('UdevKey', 'tokens kind warning shared')
+
+
 class Selection(object):
     """The desired state: the system, and on Linux the sysfs tree, the chosen disks
-    ({disk: {'attributes', 'sources', 'notes', 'entries'}}, see select()) and their udev
-    keys ({disk: (tokens, kind, warning, [disks sharing the key])})."""
+    ({disk: {'attributes', 'sources', 'notes', 'entries'}}, see select()) and their udev keys ({disk: UdevKey})."""
 
     def __init__(self, system, tree=None, chosen=None, keys=None):
         self.system = system
@@ -70,18 +74,18 @@ class Selection(object):
         self.keys = keys or {}
 
 
-class BlockQueue(Plan):
+class BlockQueue(LivePlusFile, Plan):
     """One run of the block_queue module: validate, select, plan, apply (unless check mode), report.
 
     The hooks' shapes: desired is a Selection; live is {(disk, attribute): value} as read
-    before anything is written; persisted is {'file': host path, 'text': the rules file,
-    'values': {disk: {attribute: value}}}; apply() returns {'before' and 'after':
-    {(disk, attribute): value} around each write, 'refused' and 'written' (the value
-    replaced), 'change': the FileChange, 'reload': udev's note or None, 'backup_file'}.
+    before anything is written; persisted is {'path': host path, 'text': the rules file,
+    'values': {disk: {attribute: value}}}; apply() is LivePlusFile's (base.Outcome, keyed by
+    (disk, attribute), each value read again right before its write; ``reload``: udev's note).
     On SunOS and FreeBSD nothing is read: every record is ``unsupported``.
     """
 
     source = 'task option: block_queue.devices'
+    reread_before_write = True
 
     def __init__(self, devices, apply=True, persist=True, file=None, root='/', allow_empty=False,
                  reload=True, trigger=False, backup=False, check_mode=False, system_name=None,
@@ -104,9 +108,11 @@ class BlockQueue(Plan):
         self.writer = writer or sysfs.write_value
         self.entries = []
         self.backup_file = None
-        # (disk, attribute) -> (why it cannot be set here, whether its rule is still written)
+        # (disk, attribute) -> Unsupported(why it cannot be set here, whether its rule is still written)
         self.unsupported = {}
         self.tuned = None
+        # (disk, attribute) -> its file under /sys/block
+        self.paths = {}
 
     # ---------------------------------------------------------------- validation
     def validate(self):
@@ -244,50 +250,22 @@ class BlockQueue(Plan):
                     self.unsupported[(disk, name)] = why
                     continue
                 where = '%s.attributes.%s on %s' % (chosen[disk]['sources'][name], name, disk)
-                self._check_value(device, name, value, where, page_kb)
+                check_value(device, name, value, where, page_kb)
 
     @staticmethod
-    def _check_value(device, name, value, where, page_kb):
-        disk = device.name
-        path = device.attribute(name)
-        raw = sysfs.read_raw(path)
-        if raw is None:
-            raise InputError('%s: %s has no queue attribute %s' % (where, disk, name))
-        if not sysfs.is_writable(path):
-            raise InputError('%s: %s is read-only' % (where, path))
-        choices, selected = sysfs.parse_choice(raw)
-        if choices is not None:
-            if value not in choices:
-                raise InputError('%s: %r is not one of the choices %s offers: %s'
-                                 % (where, value, path, ', '.join(choices)))
-            return
-        if name == 'scheduler' and value != raw.strip():
-            raise InputError('%s: %s offers no other scheduler than %r' % (where, disk, raw.strip()))
-        if name in ALLOWED_VALUES:
-            return
-        if INTEGER.match(raw.strip()) and not INTEGER.match(value):
-            raise InputError('%s: %r is not an integer, and %s holds one' % (where, value, path))
-        if name == 'read_ahead_kb' and int(value) % page_kb:
-            raise InputError('%s: %s is not a multiple of the page size (%d KiB); the kernel would round it'
-                             % (where, value, page_kb))
-        if name == 'max_sectors_kb':
-            highest = sysfs.read_value(device.attribute('max_hw_sectors_kb'))
-            if int(value) < page_kb or (highest and INTEGER.match(highest) and int(value) > int(highest)):
-                raise InputError('%s: %s is outside what %s accepts (%d to %s)'
-                                 % (where, value, disk, page_kb, highest))
+    def _rank(name):
+        return name not in FIRST, name.startswith('iosched/'), name
 
-    @staticmethod
-    def _order(attributes):
-        return sorted(attributes, key=lambda name: (name not in FIRST, name.startswith('iosched/'), name))
+    @classmethod
+    def _order(cls, attributes):
+        return sorted(attributes, key=cls._rank)
 
     def _udev_keys(self, tree, chosen):
-        """{disk: (tokens, kind, warning, [disks sharing the key])}; a shared key needs equal values."""
+        """{disk: UdevKey}; a shared key needs equal values."""
         keys, by_key = {}, {}
         for disk in sorted(chosen):
-            tokens, kind, warning = tree.device(disk).udev_key(self.file)
-            signature = tuple(token.render() for token in tokens)
-            by_key.setdefault(signature, []).append(disk)
-            keys[disk] = [tokens, kind, warning, []]
+            keys[disk] = UdevKey(*tree.device(disk).udev_key(self.file), shared=[])
+            by_key.setdefault(tuple(token.render() for token in keys[disk].tokens), []).append(disk)
         for signature, disks in by_key.items():
             if len(disks) < 2:
                 continue
@@ -298,9 +276,7 @@ class BlockQueue(Plan):
                                      'different attributes: %r and %r' % (disks[0], other, ', '.join(signature),
                                                                           first, chosen[other]['attributes']))
             for disk in disks:
-                keys[disk][3] = list(disks)
-        for disk in keys:
-            keys[disk] = tuple(keys[disk])
+                keys[disk].shared.extend(disks)
         return keys
 
     # ---------------------------------------------------------------- live and persisted state
@@ -309,7 +285,8 @@ class BlockQueue(Plan):
         for disk in sorted(desired.chosen):
             device = desired.tree.device(disk)
             for name in self._order(desired.chosen[disk]['attributes']):
-                live[(disk, name)] = sysfs.read_value(device.attribute(name))
+                self.paths[(disk, name)] = device.attribute(name)
+                live[(disk, name)] = self.read_one((disk, name))
         return live
 
     def read_persisted(self, desired):
@@ -319,53 +296,48 @@ class BlockQueue(Plan):
         text = read_text(local_file)
         self.tuned = tuned.active(self.root)  # TuneD writes [disk] when it starts, after udev's rules
         lines = udev.parse(text)
-        values = dict((disk, udev.values_for(lines, desired.keys[disk][0], COMMON_TOKENS)) for disk in desired.chosen)
-        return {'file': local_file, 'text': text, 'values': values}
+        values = dict((disk, udev.values_for(lines, desired.keys[disk].tokens, COMMON_TOKENS)) for disk in desired.chosen)
+        return {'path': local_file, 'text': text, 'values': values}
 
-    # ---------------------------------------------------------------- apply
-    def apply(self, desired, live, persisted, module):
-        if desired.system != 'linux':
-            return None
-        done = {'before': dict(live), 'after': dict(live), 'refused': {}, 'written': {}, 'reload': None,
-                'backup_file': None}
-        if self.apply_live and not self.check_mode:
-            # A rules file that cannot be written fails the run before a queue value changes.
-            FileChange(persisted['file'], persisted['text'], self._rules_after(desired, persisted, {}, done['before']),
-                       shown_path=self.file).check()
-            self._write_live(desired, done)
-        after_text = self._rules_after(desired, persisted, done['refused'], done['before'])
-        change = done['change'] = FileChange(persisted['file'], persisted['text'], after_text, shown_path=self.file)
-        done['backup_file'] = self.backup_file = change.commit(module, backup_file=self.backup,
-                                                               check_mode=self.check_mode)
-        if change.needed and not self.check_mode:
-            done['reload'] = self._reload(sorted(desired.chosen))
-        return done
+    # ---------------------------------------------------------------- apply (LivePlusFile's flow)
+    def applies_here(self, desired):
+        return desired.system == 'linux'
 
-    def _write_live(self, desired, done):
-        """Write every value that differs, in order, and read each back."""
-        for disk in sorted(desired.chosen):
-            device = desired.tree.device(disk)
-            for name in self._order(desired.chosen[disk]['attributes']):
-                want = desired.chosen[disk]['attributes'][name]
-                path = device.attribute(name)
-                if (disk, name) in self.unsupported:
-                    continue
-                # Read again right before writing: a scheduler switch changes nr_requests.
-                current = done['before'][(disk, name)] = sysfs.read_value(path)
-                if not meets(current, want, self.comparisons.get(name)):
-                    done['written'][(disk, name)] = current
-                    try:
-                        self.writer(path, want)
-                    except sysfs.SysfsError as exc:
-                        if exc.errno == errno.EROFS:
-                            done['written'].pop((disk, name))
-                            self.unsupported[(disk, name)] = 'read-only /sys (%s)' % os.strerror(exc.errno), True
-                        else:
-                            done['refused'][(disk, name)] = str(exc)
-                done['after'][(disk, name)] = sysfs.read_value(path)
+    def plan_writes(self, desired, live, persisted):
+        """({}, {(disk, attribute): value}): every value that can be set here is a target, and
+        compared right before its write; the rules come from what the kernel took (file_text())."""
+        targets = {}
+        if self.apply_live:
+            for disk, plan in desired.chosen.items():
+                targets.update(((disk, name), value) for name, value in plan['attributes'].items()
+                               if (disk, name) not in self.unsupported)
+        return {}, targets
 
-    def _rules_after(self, desired, persisted, refused, live_before):
+    def live_order(self, targets):
+        return sorted(targets, key=lambda key: (key[0], self._rank(key[1])))
+
+    def live_meets(self, key, value, want):
+        return meets(value, want, self.comparisons.get(key[1]))
+
+    def read_one(self, key):
+        return sysfs.read_value(self.paths[key])
+
+    def write_one(self, key, value):
+        self.writer(self.paths[key], value)
+
+    def refusal(self, exc):
+        return str(exc)
+
+    def read_only_now(self, key, exc):
+        return Unsupported(LivePlusFile.read_only_now(self, key, exc), True)
+
+    def applied(self, desired, persisted, done):
+        if done.change.needed and not self.check_mode:
+            done.reload = self._reload(sorted(desired.chosen))
+
+    def file_text(self, desired, persisted, done):
         """The rules file's text with every value the kernel did not refuse."""
+        refused, live_before = done.refused, done.before
         before_text = persisted['text']
         lines = udev.parse(before_text)
         if self.persist:
@@ -377,12 +349,12 @@ class BlockQueue(Plan):
                                                 self.comparisons.get(name)))
                               for name, value in desired.chosen[disk]['attributes'].items()
                               if (disk, name) not in refused and self.unsupported.get((disk, name), (0, True))[1])
-                shared = desired.keys[disk][3]
+                shared = desired.keys[disk].shared
                 if wanted:
                     persist_values.setdefault(disk if not shared else shared[0], (disk, wanted))
             for target in sorted(persist_values):
                 disk, wanted = persist_values[target]
-                lines = udev.set_values(lines, desired.keys[disk][0], COMMON_TOKENS, wanted, first=FIRST)
+                lines = udev.set_values(lines, desired.keys[disk].tokens, COMMON_TOKENS, wanted, first=FIRST)
         if not any(line.dirty for line in lines):
             return before_text
         after_text = udev.render(lines)
@@ -419,28 +391,24 @@ class BlockQueue(Plan):
         if desired.system != 'linux':
             self._render_unsupported(result, desired.system)
             return
-        change = done['change']
-        change.report(result)
-        after_values = dict((disk, udev.values_for(udev.parse(change.after), desired.keys[disk][0], COMMON_TOKENS))
-                            for disk in desired.chosen)
+        after_values = dict((disk, udev.values_for(udev.parse(done.change.after), desired.keys[disk].tokens,
+                                                   COMMON_TOKENS)) for disk in desired.chosen)
         for disk in sorted(desired.chosen):
             for name in self._order(desired.chosen[disk]['attributes']):
                 result.add(self._record(disk, name, desired, done, persisted['values'][disk], after_values[disk]))
         result.extra['devices'] = [
-            desired.tree.device(disk).as_dict(desired.chosen[disk]['entries'], desired.keys[disk][0],
-                                              desired.keys[disk][1]) for disk in sorted(desired.chosen)]
-        if done['reload']:
-            result.extra['udev'] = done['reload']
-        if done['backup_file']:
-            result.extra['backup_file'] = done['backup_file']
-        result.warnings.extend(self.tuned.problems if self.tuned else [])
+            desired.tree.device(disk).as_dict(desired.chosen[disk]['entries'], desired.keys[disk].tokens,
+                                              desired.keys[disk].kind) for disk in sorted(desired.chosen)]
+        if done.reload:
+            result.extra['udev'] = done.reload
+        self.report_file(result, done, self.tuned.problems if self.tuned else [])
 
-    def _key_notes(self, disk, key):
-        tokens, kind, warning, shared = key
-        details = ['keyed by %s' % ', '.join(token.render() for token in tokens)]
-        if warning:
-            details.append('warning: %s' % warning)
-        others = [d for d in shared if d != disk]
+    @staticmethod
+    def _key_notes(disk, key):
+        details = ['keyed by %s' % ', '.join(token.render() for token in key.tokens)]
+        if key.warning:
+            details.append('warning: %s' % key.warning)
+        others = [d for d in key.shared if d != disk]
         if others:
             details.append('the same rule applies to %s' % ', '.join(others))
         return details
@@ -450,33 +418,33 @@ class BlockQueue(Plan):
         want = plan['attributes'][name]
         record_name = '%s/queue/%s' % (disk, name)
         target = self.file if self.persist else '/sys/block/%s/queue/%s' % (disk, name)
-        before, after = done['before'][(disk, name)], done['after'][(disk, name)]
+        before, after = done.before[(disk, name)], done.after[(disk, name)]
         live_now = before if self.check_mode else after
         persisted_now = (persisted_before if self.check_mode else persisted_after).get(name)
         details = list(plan['notes'])
         if self.persist:
             details.extend(self._key_notes(disk, desired.keys[disk]))
-        if (disk, name) in done['refused']:
-            details.append('the kernel refused %r: %s; not persisted' % (want, done['refused'][(disk, name)]))
+        if (disk, name) in done.refused:
+            details.append(self.refused_detail(want, done.refused[(disk, name)]))
             return Setting(record_name, target, want, live_now, persisted_now, FAILED, '; '.join(details))
         if (disk, name) in self.unsupported:
             why, persisted = self.unsupported[(disk, name)]
-            written = persisted_before.get(name) != persisted_after.get(name)
-            rule = unsupported_rule(self.persist, persisted, written, self.check_mode, self.file)
-            details[:0] = [why, 'not set live', rule]
+            written = persisted and persisted_before.get(name) != persisted_after.get(name)
+            details[:0] = self.unsupported_words(why, written, 'persisted by %s' % self.file if persisted else
+                                                 'no rule written: udev would fail to write it at every event')
             return Setting(record_name, target, want, live_now, persisted_now, UNSUPPORTED, '; '.join(details))
         how = self.comparisons.get(name)
         live_ok = meets(before, want, how) if self.apply_live else None
-        if self.apply_live and not self.check_mode and (disk, name) in done['written']:
+        if self.apply_live and not self.check_mode and (disk, name) in done.written:
             if not meets(after, want, how):
                 details.append('wrote %r but %s reads back %r' % (want, disk, after))
                 return Setting(record_name, target, want, live_now, persisted_now, FAILED, '; '.join(details))
-            details.append('was %r' % done['written'][(disk, name)])
+            details.append('was %r' % done.written[(disk, name)])
         persisted_ok = meets(persisted_before.get(name), want, how) if self.persist else None
         if self.persist and not persisted_ok:
             details.append(did(self.check_mode, 'write %s' % self.file))
-            if done['change'].needed and done['reload']:
-                details.append(done['reload']['detail'])
+            if done.change.needed and done.reload:
+                details.append(done.reload['detail'])
         tuned_sets = self.tuned.block_queue(disk, name, persisted_after.get(name) or before) if self.tuned and self.persist else None
         shadowed = bool(tuned_sets) and not meets(tuned_sets[0], want, how)
         if shadowed:

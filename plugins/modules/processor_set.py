@@ -269,7 +269,6 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.state import registr
 
 def main():
     module = AnsibleModule(argument_spec=registry.spec('processor_set'),
-                           required_if=[('state', 'present', ('cpus',))],
                            supports_check_mode=True)
     run_plan(module, lambda: registry.plan('processor_set', module.params, registry.Context.of(module)))
 

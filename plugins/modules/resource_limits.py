@@ -281,7 +281,6 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.state import registr
 
 def main():
     module = new_module(AnsibleModule, argument_spec=registry.spec('resource_limits'),
-                        required_together=[('service', 'service_limits')],
                         supports_check_mode=True)
     run_plan(module, lambda: registry.plan('resource_limits', module.params, registry.Context.of(module)))
 

@@ -76,8 +76,7 @@ def test_every_constraint_names_options_of_the_spec_and_the_module_writes_none(k
 
 
 @pytest.mark.parametrize('kind, options, message', BROKEN)
-def test_a_module_call_and_a_plan_call_fail_alike_before_anything_is_touched(root, run_module, kind, options,
-                                                                             message):
+def test_a_module_and_a_plan_call_fail_alike_before_anything_is_touched(root, run_module, kind, options, message):
     before = digest(root)
     module = importlib.import_module('ansible_collections.dbhost.tuning.plugins.modules.' + kind)
     result = run_module(module, dict(options, root=root))
@@ -99,8 +98,7 @@ def _host_state(monkeypatch, calls):
 
 
 @pytest.mark.parametrize('kind, options, message', BROKEN)
-def test_host_state_refuses_a_call_that_breaks_a_constraint_before_anything_is_touched(root, monkeypatch, kind,
-                                                                                      options, message):
+def test_host_state_refuses_a_broken_call_before_anything_is_touched(root, monkeypatch, kind, options, message):
     def first(top):
         return Call('sysfs_attr', 'shared_memory', {'attributes': {THP[len('/sys/'):]: 'never'}, 'root': top})
     # the first call alone changes a tree like it

@@ -663,6 +663,10 @@ def describe(args, commit, playbook, collection, ansible_version, strategies, be
             head, ', with uncommitted changes in playbooks/roles/plugins' if dirty.strip() else '')
     with open(playbook, 'rb') as handle:
         book_digest = hashlib.sha256(handle.read()).hexdigest()[:12]
+    ssh_args = args.ssh_args if args.ssh_args is not None else \
+        "Ansible's default, -C -o ControlMaster=auto -o ControlPersist=60s"
+    connection = ('ssh to an sshd of the bench\'s own on 127.0.0.1, one ControlPersist master per host '
+                  '(ssh_args: %s)' % ssh_args) if args.ssh else 'local'
     return {
         'date': datetime.datetime.now().strftime('%Y-%m-%d %H:%M %Z').strip(),
         'machine': '%s, %d CPUs, %s' % (platform.node() or 'this machine', os.cpu_count() or 0, platform.release()),
@@ -673,10 +677,7 @@ def describe(args, commit, playbook, collection, ansible_version, strategies, be
         'drift playbook': '%s (sha256 %s)' % (os.path.relpath(playbook, collection) if playbook.startswith(collection)
                                               else playbook, book_digest),
         'ansible': ansible_version,
-        'connection': ('ssh to an sshd of the bench\'s own on 127.0.0.1, one ControlPersist master per host '
-                       '(ssh_args: %s)' % (args.ssh_args if args.ssh_args is not None else
-                                           "Ansible's default, -C -o ControlMaster=auto -o ControlPersist=60s"))
-                      if args.ssh else 'local',
+        'connection': connection,
         'strategy': '; '.join(strategies), 'forks': args.forks,
         'repeat': '%d run(s) per cell, best kept (wall and CPU each)%s'
                   % (args.repeat, ', after an untimed 1-host warm-up of each way' if args.warm_up else ''),

@@ -271,16 +271,12 @@ diff:
 '''
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import run_plan
 from ansible_collections.dbhost.tuning.plugins.module_utils.state import registry
 
 
 def main():
-    module = AnsibleModule(argument_spec=registry.spec('mount_options'),
-                           mutually_exclusive=[('path', 'mounts')],
-                           required_one_of=[('path', 'mounts')],
-                           supports_check_mode=True)
-    run_plan(module, lambda: registry.plan('mount_options', module.params, registry.Context.of(module)))
+    registry.run_module(AnsibleModule, 'mount_options', mutually_exclusive=[('path', 'mounts')],
+                        required_one_of=[('path', 'mounts')])
 
 
 if __name__ == '__main__':

@@ -274,16 +274,11 @@ diff:
 '''
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import run_plan
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.options import new_module
 from ansible_collections.dbhost.tuning.plugins.module_utils.state import registry
 
 
 def main():
-    module = new_module(AnsibleModule, argument_spec=registry.spec('resource_limits'),
-                        required_together=[('service', 'service_limits')],
-                        supports_check_mode=True)
-    run_plan(module, lambda: registry.plan('resource_limits', module.params, registry.Context.of(module)))
+    registry.run_module(AnsibleModule, 'resource_limits', required_together=[('service', 'service_limits')])
 
 
 if __name__ == '__main__':

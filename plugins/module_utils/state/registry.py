@@ -31,7 +31,8 @@ import os
 from collections import namedtuple
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.options import shared_options
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.options import new_module, shared_options
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import run_plan
 
 PREFIX = 'ansible_collections.dbhost.tuning.plugins.module_utils.'
 
@@ -327,6 +328,14 @@ def spec(kind):
 def plan(kind, values, context):
     """The plan of one call of ``kind``: its options (a module's params, a compile step's kwargs) and context."""
     return KINDS[kind].plan(values, context)
+
+
+def run_module(module_class, kind, **rules):
+    """The whole main() of ``kind``'s module: ``module_class`` (AnsibleModule) made with the
+    kind's spec, check mode and the module's own ``rules`` (mutually_exclusive, required_if...)
+    through new_module, then its plan made and run by run_plan (exit_json or fail_json)."""
+    module = new_module(module_class, argument_spec=spec(kind), supports_check_mode=True, **rules)
+    run_plan(module, lambda: plan(kind, module.params, Context.of(module)))
 
 
 # ------------------------------------------------------------------ roles

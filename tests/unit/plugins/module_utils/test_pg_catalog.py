@@ -80,8 +80,8 @@ def test_each_major_table_is_whole_sorted_and_of_its_major():
 
 def _table_script():
     checkout = os.path.abspath(os.path.join(os.path.dirname(pg_settings.__file__), *['..'] * 4))
-    spec = importlib.util.spec_from_file_location('pg_settings_table', os.path.join(checkout, 'scripts',
-                                                                                  'pg-settings-table.py'))
+    path = os.path.join(checkout, 'scripts', 'pg-settings-table.py')
+    spec = importlib.util.spec_from_file_location('pg_settings_table', path)
     script = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(script)
     return script

@@ -38,6 +38,8 @@ display = Display()
 
 # The roles, in the registry's order (state/registry.py).
 ROLES = registry.ROLE_NAMES
+# The module's options, from its argument spec in the registry.
+OPTIONS = ('roles', 'inputs') + tuple(sorted(set(registry.spec('host_state')) - set(['roles', 'inputs'])))
 COLLECTION_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _ROLE_VARIABLES = {}
 _ROLE_SPECS = {}
@@ -218,10 +220,10 @@ class ActionModule(ActionBase):
         result = super(ActionModule, self).run(tmp, task_vars)
         task_vars = task_vars or {}
         args = dict(self._task.args)
-        unknown = sorted(set(args) - set(['roles', 'inputs', 'fail_on_drift', 'state', 'details']))
+        unknown = sorted(set(args) - set(OPTIONS))
         if unknown:
-            raise AnsibleActionFail('host_state: unknown option(s) %s (it takes roles, inputs, fail_on_drift, state '
-                                    'and details)' % ', '.join(unknown))
+            raise AnsibleActionFail('host_state: unknown option(s) %s (it takes %s and %s)'
+                                    % (', '.join(unknown), ', '.join(OPTIONS[:-1]), OPTIONS[-1]))
         roles, source = args.get('roles'), 'roles'
         if roles is None and 'dbhost_roles' in task_vars:
             roles, source = self._value(task_vars, 'dbhost_roles'), 'dbhost_roles'
@@ -259,7 +261,7 @@ class ActionModule(ActionBase):
         if problems:
             raise AnsibleActionFail('host_state: %s' % '; '.join(problems))
         module_args = {'inputs': inputs}
-        for option in ('fail_on_drift', 'state', 'details'):
+        for option in OPTIONS[2:]:   # roles and inputs: as filled above
             if option in args:
                 module_args[option] = args[option]
         if roles is not None:

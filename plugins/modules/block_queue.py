@@ -305,7 +305,9 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.state import registr
 
 
 def main():
-    registry.run_module(AnsibleModule, 'block_queue')
+    module = AnsibleModule(argument_spec=registry.spec('block_queue'),
+                           supports_check_mode=True)
+    registry.run(module, 'block_queue')
 
 
 if __name__ == '__main__':

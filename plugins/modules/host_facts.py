@@ -105,20 +105,14 @@ ansible_facts:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.host_facts import SUBSETS, gather
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.options import shared_options
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.host_facts import gather
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import InputError
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.validate import check_params
+from ansible_collections.dbhost.tuning.plugins.module_utils.state import registry
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            subset=dict(type='list', elements='str', choices=list(SUBSETS)),
-            **shared_options('root')
-        ),
-        supports_check_mode=True,
-    )
+    module = AnsibleModule(argument_spec=registry.spec('host_facts'), supports_check_mode=True)
     try:
         check_params(module.params, module.argument_spec)
         facts = gather(module.params['root'], module.params['subset'],

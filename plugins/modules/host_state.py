@@ -228,21 +228,11 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.state.host_state import HostState
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import run_plan
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.options import shared_options
 from ansible_collections.dbhost.tuning.plugins.module_utils.state import registry
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            roles=dict(type='list', elements='str', choices=list(registry.ROLE_NAMES)),
-            inputs=dict(type='dict', required=True),
-            state=dict(type='str', choices=['present', 'revert'], default='present'),
-            details=dict(type='list', elements='str', choices=['desired_state', 'facts'], default=[]),
-            **shared_options('fail_on_drift')
-        ),
-        supports_check_mode=True,
-    )
+    module = AnsibleModule(argument_spec=registry.spec('host_state'), supports_check_mode=True)
     ctx = registry.Context.of(module)
     run_plan(module, lambda: HostState(module.params['roles'], module.params['inputs'], check_mode=ctx.check_mode,
                                        runner=ctx.runner, bin_path=ctx.bin_path, db_runner=ctx.db_runner,

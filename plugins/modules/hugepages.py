@@ -241,11 +241,14 @@ diff:
 '''
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.options import new_module
 from ansible_collections.dbhost.tuning.plugins.module_utils.state import registry
 
 
 def main():
-    registry.run_module(AnsibleModule, 'hugepages')
+    module = new_module(AnsibleModule, argument_spec=registry.spec('hugepages'),
+                        supports_check_mode=True)
+    registry.run(module, 'hugepages')
 
 
 if __name__ == '__main__':

@@ -224,7 +224,9 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.state import registr
 
 
 def main():
-    registry.run_module(AnsibleModule, 'kernel_cmdline')
+    module = AnsibleModule(argument_spec=registry.spec('kernel_cmdline'),
+                           supports_check_mode=True)
+    registry.run(module, 'kernel_cmdline')
 
 
 if __name__ == '__main__':

@@ -229,7 +229,9 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.state import registr
 
 
 def main():
-    registry.run_module(AnsibleModule, 'kernel_params')
+    module = AnsibleModule(argument_spec=registry.spec('kernel_params'),
+                           supports_check_mode=True)
+    registry.run(module, 'kernel_params')
 
 
 if __name__ == '__main__':

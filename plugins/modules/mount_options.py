@@ -275,8 +275,11 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.state import registr
 
 
 def main():
-    registry.run_module(AnsibleModule, 'mount_options', mutually_exclusive=[('path', 'mounts')],
-                        required_one_of=[('path', 'mounts')])
+    module = AnsibleModule(argument_spec=registry.spec('mount_options'),
+                           mutually_exclusive=[('path', 'mounts')],
+                           required_one_of=[('path', 'mounts')],
+                           supports_check_mode=True)
+    registry.run(module, 'mount_options')
 
 
 if __name__ == '__main__':

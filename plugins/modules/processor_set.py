@@ -267,7 +267,10 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.state import registr
 
 
 def main():
-    registry.run_module(AnsibleModule, 'processor_set', required_if=[('state', 'present', ('cpus',))])
+    module = AnsibleModule(argument_spec=registry.spec('processor_set'),
+                           required_if=[('state', 'present', ('cpus',))],
+                           supports_check_mode=True)
+    registry.run(module, 'processor_set')
 
 
 if __name__ == '__main__':

@@ -274,11 +274,15 @@ diff:
 '''
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.options import new_module
 from ansible_collections.dbhost.tuning.plugins.module_utils.state import registry
 
 
 def main():
-    registry.run_module(AnsibleModule, 'resource_limits', required_together=[('service', 'service_limits')])
+    module = new_module(AnsibleModule, argument_spec=registry.spec('resource_limits'),
+                        required_together=[('service', 'service_limits')],
+                        supports_check_mode=True)
+    registry.run(module, 'resource_limits')
 
 
 if __name__ == '__main__':

@@ -182,7 +182,9 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.state import registr
 
 
 def main():
-    registry.run_module(AnsibleModule, 'sysfs_attr')
+    module = AnsibleModule(argument_spec=registry.spec('sysfs_attr'),
+                           supports_check_mode=True)
+    registry.run(module, 'sysfs_attr')
 
 
 if __name__ == '__main__':

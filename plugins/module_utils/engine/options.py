@@ -4,7 +4,8 @@
 """Internal to dbhost.tuning: the argument spec of the options the modules share.
 
 Their documentation is plugins/doc_fragments/common.py, one fragment per option; a module
-that lists a fragment under ``extends_documentation_fragment`` takes the same option here::
+that lists a fragment under ``extends_documentation_fragment`` takes the same option here, in its
+argument spec in state/registry.py::
 
     argument_spec=dict(params=..., **shared_options('root', 'backup', 'fail_on_drift'))
 

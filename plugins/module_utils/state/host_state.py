@@ -32,11 +32,6 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.base import Plan
 
 
-# The parts of the result left out unless the task names them (the module's details option): each
-# record of settings already carries its desired value, comparison, owner, kind and source.
-DETAILS = ('desired_state', 'facts')
-
-
 def _record_keys(call, setting):
     """The desired-state keys a setting of ``call`` may stand for: the plans name some settings
     otherwise than the compile steps key their records (``/sys/...``, ``postgresql.service``)."""
@@ -92,11 +87,14 @@ class HostState(Plan):
         if not isinstance(inputs, dict):
             raise InputError('inputs must be a dict of role: {variable: value}')
         self.details = list(details or [])
-        unknown = [name for name in self.details if name not in DETAILS]
+        # the parts of the result left out unless named (registry.DETAILS): each record of settings
+        # already carries its desired value, comparison, owner, kind and source
+        unknown = [name for name in self.details if name not in registry.DETAILS]
         if unknown:
-            raise InputError('details: %s is not one of %s' % (', '.join(map(str, unknown)), ', '.join(DETAILS)))
-        if state not in ('present', 'revert'):
-            raise InputError('state must be present or revert, got %r' % (state,))
+            raise InputError('details: %s is not one of %s'
+                             % (', '.join(map(str, unknown)), ', '.join(registry.DETAILS)))
+        if state not in registry.HOST_STATES:
+            raise InputError('state must be %s, got %r' % (' or '.join(registry.HOST_STATES), state))
         self.reverting = state == 'revert'
         # a revert keeps no baseline of what it changes (engine/baseline.py)
         self.captures_baseline = not self.reverting

@@ -12,6 +12,10 @@ host_state record and plan.  Its entry holds:
   module (from its params) and by host_state (from a compile step's Call);
 - ``internal``: options a compile step may give that the module does not take.
 
+The modules that are no kind (host_state, host_facts) have their argument spec here too
+(MODULES holds every module's, the kinds' among them), so that every module's spec has one
+source: ``spec(name)`` for any of them.
+
 A ROLE's entry holds its compile step ``compile(state, inputs, facts)`` (state/compile/<role>.py),
 the host facts it needs (engine/host_facts.py subsets), why a listed role can plan nothing
 (``nothing_asked``), whether a host that names no roles uses it (``wanted``, from the role's
@@ -31,7 +35,7 @@ import os
 from collections import namedtuple
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.options import new_module, shared_options
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.options import shared_options
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import run_plan
 
 PREFIX = 'ansible_collections.dbhost.tuning.plugins.module_utils.'
@@ -54,16 +58,13 @@ class Context(object):
         return cls(module.check_mode, module.run_command, module.get_bin_path, db_runner)
 
 
-class Kind(object):
-    """One kind of setting: its module's argument spec, its plan factory, the options only compile steps give."""
+class ModuleEntry(object):
+    """One module's argument spec, from ``spec()`` (a function: specs that name a plan's defaults import it late)."""
 
-    def __init__(self, name, spec, plan, internal=()):
+    def __init__(self, name, spec):
         self.name = name
         self._spec = spec
-        self.factory = plan
-        self.internal = tuple(internal)
         self._made = None
-        self._options = None
 
     @property
     def spec(self):
@@ -71,6 +72,16 @@ class Kind(object):
         if self._made is None:
             self._made = self._spec()
         return self._made
+
+
+class Kind(ModuleEntry):
+    """One kind of setting: its module's argument spec, its plan factory, the options only compile steps give."""
+
+    def __init__(self, name, spec, plan, internal=()):
+        super(Kind, self).__init__(name, spec)
+        self.factory = plan
+        self.internal = tuple(internal)
+        self._options = None
 
     def options(self, values):
         """The options object of a call: every option of the spec, a value left out or None taking the
@@ -320,21 +331,14 @@ KINDS = dict((kind.name, kind) for kind in (
 ))
 
 
-def spec(kind):
-    """The argument spec of ``kind``'s module (the same object on every call)."""
-    return KINDS[kind].spec
-
-
 def plan(kind, values, context):
     """The plan of one call of ``kind``: its options (a module's params, a compile step's kwargs) and context."""
     return KINDS[kind].plan(values, context)
 
 
-def run_module(module_class, kind, **rules):
-    """The whole main() of ``kind``'s module: ``module_class`` (AnsibleModule) made with the
-    kind's spec, check mode and the module's own ``rules`` (mutually_exclusive, required_if...)
-    through new_module, then its plan made and run by run_plan (exit_json or fail_json)."""
-    module = new_module(module_class, argument_spec=spec(kind), supports_check_mode=True, **rules)
+def run(module, kind):
+    """The end of ``kind``'s module: run_plan (exit_json or fail_json) with the plan made from the
+    module's params and context (Context.of)."""
     run_plan(module, lambda: plan(kind, module.params, Context.of(module)))
 
 
@@ -396,3 +400,36 @@ ROLE_NAMES = tuple(role.name for role in ROLE_LIST)
 def default_roles(variables):
     """The roles a host uses when it names none: every role whose required input it has."""
     return [role.name for role in ROLE_LIST if role.wanted(variables.get(role.name) or {})]
+
+
+# ------------------------------------------------------------------ the modules that are no kind
+# host_state's choices: the parts of its result left out unless named (details), what it does (state);
+# state/host_state.py checks them with these same tuples
+DETAILS = ('desired_state', 'facts')
+HOST_STATES = ('present', 'revert')
+
+
+def _host_state_spec():
+    return dict(
+        roles=dict(type='list', elements='str', choices=list(ROLE_NAMES)),
+        inputs=dict(type='dict', required=True),
+        state=dict(type='str', choices=list(HOST_STATES), default='present'),
+        details=dict(type='list', elements='str', choices=list(DETAILS), default=[]),
+        **shared_options('fail_on_drift'))
+
+
+def _host_facts_spec():
+    from ansible_collections.dbhost.tuning.plugins.module_utils.engine.host_facts import SUBSETS
+    return dict(
+        subset=dict(type='list', elements='str', choices=list(SUBSETS)),
+        **shared_options('root'))
+
+
+# Every module's argument spec, by module name: the kinds', host_state's and host_facts'.
+MODULES = dict(KINDS, host_state=ModuleEntry('host_state', _host_state_spec),
+               host_facts=ModuleEntry('host_facts', _host_facts_spec))
+
+
+def spec(name):
+    """The argument spec of the module ``name`` (a kind, host_state or host_facts; the same object on every call)."""
+    return MODULES[name].spec

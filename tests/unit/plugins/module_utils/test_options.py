@@ -73,8 +73,8 @@ def test_module_takes_what_its_fragments_document(path):
                          if isinstance(node, ast.Assign) and getattr(node.targets[0], 'id', '') == 'DOCUMENTATION')
     extends = yaml.safe_load(documentation).get('extends_documentation_fragment') or []
     kind = os.path.basename(path)[:-len('.py')]
-    if kind in registry.KINDS:
-        # a kind's module takes its spec from the registry: the shared options are those of that spec
+    if kind in registry.MODULES:
+        # a module whose spec is in the registry: the shared options are those of that spec
         taken = [name for name in registry.spec(kind) if name in SHARED]
     else:
         taken = [arg.value for node in ast.walk(tree)

@@ -43,14 +43,56 @@ def test_every_kind_is_named_as_an_existing_module():
         assert os.path.isfile(os.path.join(MODULES, kind + '.py')), kind
 
 
-@pytest.mark.parametrize('kind', sorted(registry.KINDS))
-def test_the_module_argument_spec_is_the_registry_spec(kind, monkeypatch):
-    module = importlib.import_module(PREFIX + 'modules.' + kind)
+def _modules_with_a_spec():
+    """Every module file whose main() makes an AnsibleModule (drift_gate is an action plugin's documentation)."""
+    names = []
+    for name in sorted(os.listdir(MODULES)):
+        if name.endswith('.py') and name != '__init__.py':
+            with open(os.path.join(MODULES, name)) as handle:
+                if 'AnsibleModule' in handle.read():
+                    names.append(name[:-3])
+    return names
+
+
+def test_every_module_with_an_argument_spec_has_it_in_the_registry():
+    assert sorted(registry.MODULES) == _modules_with_a_spec()
+    assert sorted(set(registry.MODULES) - set(registry.KINDS)) == ['host_facts', 'host_state']
+
+
+@pytest.mark.parametrize('name', _modules_with_a_spec())
+def test_the_module_argument_spec_is_the_registry_spec(name, monkeypatch):
+    module = importlib.import_module(PREFIX + 'modules.' + name)
     monkeypatch.setattr(module, 'AnsibleModule', FakeModule)
     FakeModule.seen = None
     with pytest.raises(SpecSeen):
         module.main()
-    assert FakeModule.seen is registry.spec(kind)
+    assert FakeModule.seen is registry.spec(name)
+
+
+@pytest.mark.parametrize('name', _modules_with_a_spec())
+def test_no_module_writes_an_argument_spec_of_its_own(name):
+    """Every argument_spec a module gives is registry.spec('<its name>'), and it takes no shared option itself."""
+    with open(os.path.join(MODULES, name + '.py')) as handle:
+        tree = ast.parse(handle.read())
+    given = [keyword.value for node in ast.walk(tree) if isinstance(node, ast.Call)
+             for keyword in node.keywords if keyword.arg == 'argument_spec']
+    assert [ast.dump(value) for value in given] == [ast.dump(ast.parse("registry.spec('%s')" % name).body[0].value)]
+    calls = [node.func.id for node in ast.walk(tree) if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)]
+    assert 'shared_options' not in calls
+
+
+def test_host_state_checks_its_options_with_the_spec_choices(tmp_path):
+    """host_state's spec, its plan and the action plugin take the same choices and options."""
+    spec = registry.spec('host_state')
+    assert spec['details']['choices'] == list(registry.DETAILS) == ['desired_state', 'facts']
+    assert spec['state']['choices'] == list(registry.HOST_STATES) == ['present', 'revert']
+    assert spec['roles']['choices'] == list(registry.ROLE_NAMES)
+    action = importlib.import_module(PREFIX + 'action.host_state')
+    assert sorted(action.OPTIONS) == sorted(spec) == ['details', 'fail_on_drift', 'inputs', 'roles', 'state']
+    with pytest.raises(InputError, match="details: summary is not one of desired_state, facts"):
+        host_state.HostState(None, {}, details=['summary'])
+    with pytest.raises(InputError, match="state must be present or revert, got 'absent'"):
+        host_state.HostState(None, {}, state='absent')
 
 
 @pytest.mark.parametrize('kind', sorted(registry.KINDS))

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: contributors to dbhost.tuning
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Check the layout of plugins/ (docs/DEVELOPING.md, "The layers" and "Layout").
+"""Check the layout of plugins/ and of its tests (docs/DEVELOPING.md, "The layers", "Layout", "Tests").
 
   - every Python file under plugins/ sits in a known folder, and imports from this
     collection only what its folder may (MAY_IMPORT): the modules and module_utils run on
@@ -15,7 +15,11 @@
   - no import cycle between files;
   - no file over MAX_LINES lines and no function or method over MAX_FUNCTION lines;
   - no name imported that the file does not use: a name kept only so that another file (a
-    test) can import it from here is imported from its home instead.
+    test) can import it from here is imported from its home instead;
+  - the unit tests mirror plugins/: every tests/unit/plugins/<folder>/test_<x>.py sits in a
+    folder that plugins/<folder> is, and <x> is the name of a module or package of that folder,
+    or the folder's own name (a test of the folder as a whole: test_modules_*.py, test_sizing.py),
+    alone or followed by _<what> (test_block_queue_unsupported.py in plans/block_queue/).
 
 Prints one line per problem and exits 1 when there is any; exits 0 silently otherwise.
 Usage: python3 scripts/check_layout.py [CHECKOUT]
@@ -180,6 +184,37 @@ def layer_problems(rel, name, deps):
     return problems
 
 
+def _names(test_name, subjects):
+    """Whether test_<x>.py names one of subjects: x is one, or starts with one and an underscore."""
+    stem = test_name[len('test_'):-len('.py')]
+    return any(stem == name or stem.startswith(name + '_') for name in subjects)
+
+
+def mirror_problems(checkout):
+    """Every unit test file of tests/unit/plugins/ in the folder of plugins/ it tests, named after its subject."""
+    tests = os.path.join(checkout, 'tests', 'unit', 'plugins')
+    problems = []
+    for folder, dummy, names in sorted(os.walk(tests)):
+        sub = os.path.relpath(folder, tests)
+        source = os.path.normpath(os.path.join(checkout, 'plugins', sub))
+        for test_name in sorted(name for name in names if name.startswith('test_') and name.endswith('.py')):
+            rel = os.path.relpath(os.path.join(folder, test_name), checkout)
+            if not os.path.isdir(source):
+                problems.append('%s: no folder %s to mirror (a test sits in the folder of what it tests)'
+                                % (rel, os.path.relpath(source, checkout)))
+                continue
+            subjects = set([os.path.basename(source)])
+            for entry in os.listdir(source):
+                if entry.endswith('.py') and entry != '__init__.py':
+                    subjects.add(entry[:-len('.py')])
+                elif os.path.isfile(os.path.join(source, entry, '__init__.py')):
+                    subjects.add(entry)
+            if not _names(test_name, subjects):
+                problems.append('%s: names no module or package of %s (test_<name>.py or test_<name>_<what>.py)'
+                                % (rel, os.path.relpath(source, checkout)))
+    return problems
+
+
 def check(checkout):
     base = os.path.join(checkout, 'plugins')
     problems, graph = [], {}
@@ -200,7 +235,7 @@ def check(checkout):
             problems.extend(layer_problems(rel, name, graph[name]))
     for cycle in cycles(graph):
         problems.append('import cycle: %s' % ' -> '.join(shown(name) for name in cycle))
-    return problems
+    return problems + mirror_problems(checkout)
 
 
 def main(argv):

@@ -10,7 +10,7 @@ argument spec in state/registry.py::
     argument_spec=dict(params=..., **shared_options('root', 'backup', 'fail_on_drift'))
 
 so the type and default of ``root``, ``backup``, ``fail_on_shadowed`` and ``fail_on_drift``
-are written once (tests/unit/plugins/module_utils/test_options.py holds them to the
+are written once (tests/unit/plugins/module_utils/engine/test_options.py holds them to the
 fragments).
 
 new_module() builds a module's AnsibleModule and turns what ansible-core's own type

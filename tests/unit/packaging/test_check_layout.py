@@ -130,6 +130,48 @@ def test_a_lower_layer_may_be_imported(tmp_path):
     assert layout(tree(tmp_path, {'plans/a.py': PREFIX + 'engine import b\nb\n', 'engine/b.py': ''})) == (0, [])
 
 
+def mirrored_tree(tmp_path, tests):
+    """A plugins/ tree of a few sources, and test files at the given paths under tests/unit/plugins/."""
+    plugins_tree(tmp_path, {'module_utils/engine/__init__.py': '', 'module_utils/engine/compare.py': '',
+                            'module_utils/plans/__init__.py': '', 'module_utils/plans/base.py': '',
+                            'module_utils/plans/block_queue/__init__.py': '',
+                            'module_utils/plans/block_queue/plan.py': '', 'modules/hugepages.py': ''})
+    for rel in tests:
+        path = tmp_path / 'tests' / 'unit' / 'plugins' / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text('')
+    return str(tmp_path)
+
+
+def test_tests_that_mirror_plugins_pass(tmp_path):
+    """A test named after a module, a package or its own folder, alone or with _<what>; helpers are not tests."""
+    tests = ['module_utils/engine/test_compare.py', 'module_utils/engine/test_compare_cases.py',
+             'module_utils/plans/test_base.py', 'module_utils/plans/test_block_queue_devices.py',
+             'module_utils/plans/block_queue/test_block_queue_unsupported.py',
+             'module_utils/plans/block_queue/test_plan.py', 'modules/test_hugepages.py',
+             'modules/test_modules_confinement.py', 'modules/conftest.py', 'modules/fake_host.py',
+             'module_utils/plans/block_queue/cases.yml']
+    assert layout(mirrored_tree(tmp_path, tests)) == (0, [])
+
+
+NAMES_NONE = ': names no module or package of %s (test_<name>.py or test_<name>_<what>.py)'
+
+
+@pytest.mark.parametrize('test, expected', [
+    ('module_utils/test_compare.py', NAMES_NONE % 'plugins/module_utils'),
+    ('module_utils/plans/test_compare.py', NAMES_NONE % 'plugins/module_utils/plans'),
+    ('module_utils/engine/test_comparison.py', NAMES_NONE % 'plugins/module_utils/engine'),
+    ('module_utils/engine/test_engine2.py', NAMES_NONE % 'plugins/module_utils/engine'),
+    ('modules/test_hugepage.py', NAMES_NONE % 'plugins/modules'),
+    ('module_utils/sizing/test_shm.py', ': no folder plugins/module_utils/sizing to mirror '
+                                        '(a test sits in the folder of what it tests)'),
+    ('callback/test_drift_report.py', ': no folder plugins/callback to mirror (a test sits in the folder of what it tests)'),
+])
+def test_a_test_that_does_not_mirror_plugins_is_reported(tmp_path, test, expected):
+    rc, lines = layout(mirrored_tree(tmp_path, ['module_utils/engine/test_compare.py', test]))
+    assert rc == 1 and lines == ['tests/unit/plugins/' + test + expected]
+
+
 def test_developing_names_every_module_utils_file():
     """docs/DEVELOPING.md's file table has one row per module_utils file, and no row for a file that is gone."""
     with open(os.path.join(CHECKOUT, 'docs', 'DEVELOPING.md')) as handle:

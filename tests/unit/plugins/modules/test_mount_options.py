@@ -14,8 +14,8 @@ import pytest
 from ansible_collections.dbhost.tuning.plugins.modules import mount_options
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms as _platform
 
-FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'module_utils', 'fixtures',
-                        'mounts')
+FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'module_utils', 'plans',
+                        'mounts', 'fixtures')
 
 
 def fixture_text(name):

@@ -9,7 +9,7 @@ import pytest
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import sysctl
 
-FIXTURES = os.path.join(os.path.dirname(__file__), '..', '..', 'fixtures', 'sysctl')
+FIXTURES = os.path.join(os.path.dirname(__file__), '..', '..', '..', 'fixtures', 'sysctl')
 
 
 def fixture(name):

@@ -20,7 +20,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platfo
 from ansible_collections.dbhost.tuning.tests.unit.fixtures.block import fake_sysfs
 from ansible_collections.dbhost.tuning.tests.unit.helpers import records
 
-FIXTURES = os.path.join(os.path.dirname(__file__), '..', '..', 'fixtures', 'block')
+FIXTURES = os.path.join(os.path.dirname(__file__), '..', '..', '..', '..', 'fixtures', 'block')
 
 RULES = '/etc/udev/rules.d/61-dbhost-tuning.rules'
 

@@ -17,7 +17,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.processor_set import common, plan
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.processor_set import sunos_output as sol
 
-FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'fixtures', 'sunos')
+FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'fixtures')
 
 
 def fixture(name):

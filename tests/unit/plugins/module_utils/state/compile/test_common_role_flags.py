@@ -22,7 +22,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.state import desired
 from ansible_collections.dbhost.tuning.plugins.module_utils.state.compile.common import flag, to_flag
 from ansible_collections.dbhost.tuning.tests.unit.helpers import with_defaults
 
-CHECKOUT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..', '..'))
+CHECKOUT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..', '..', '..', '..'))
 GIB = 1024 ** 3
 HUGE_2M = 2 * 1024 * 1024
 FACTS = {'system': 'Linux', 'memory': {'total_bytes': 64 * GIB, 'page_size': 4096, 'hugepage_default_bytes': HUGE_2M},

@@ -63,7 +63,7 @@ def test_a_report_of_a_real_host_state_run_validates(validator, tmp_path, monkey
     root = fake_host.build(str(tmp_path / 'host'))
     put(root, '/etc/passwd', 'oracle:x:54321:54322::/home/oracle:/bin/sh\n')
     put(root, '/etc/group', 'dba:x:54322:\n')
-    from ansible_collections.dbhost.tuning.tests.unit.plugins.modules.test_record_sources import FACTS, role_inputs
+    from ansible_collections.dbhost.tuning.tests.unit.plugins.modules.test_modules_record_sources import FACTS, role_inputs
     plan = HostState(None, with_defaults(role_inputs(root)), check_mode=True,
                      facts_reader=lambda r, subsets: dict(FACTS))
     output = json.loads(json.dumps(plan.output(plan.run()), default=str))

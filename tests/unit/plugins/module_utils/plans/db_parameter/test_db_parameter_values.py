@@ -11,7 +11,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.formats import oracl
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import postgresql_conf as pgconf
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter import pg_catalog
 
-PG15 = pg_catalog.catalog_for(15)  # the shipped table; tests/unit/plugins/modules/test_pg_catalog_server.py
+PG15 = pg_catalog.catalog_for(15)  # the shipped table; test_pg_catalog_server.py
 #                                    holds the same checks to the real server
 
 

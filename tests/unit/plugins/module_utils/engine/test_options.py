@@ -20,7 +20,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.engine import option
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.options import SHARED, shared_options
 from ansible_collections.dbhost.tuning.plugins.module_utils.state import registry
 
-MODULES = os.path.join(os.path.dirname(__file__), '..', '..', '..', '..', 'plugins', 'modules')
+MODULES = os.path.join(os.path.dirname(__file__), '..', '..', '..', '..', '..', 'plugins', 'modules')
 FRAGMENTS = {
     'dbhost.tuning.common': ModuleDocFragment.DOCUMENTATION,
     'dbhost.tuning.common.root': ModuleDocFragment.ROOT,

@@ -9,7 +9,7 @@ import pytest
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import etc_system
 
-FIXTURE = os.path.join(os.path.dirname(__file__), '..', '..', 'fixtures', 'sysctl', 'solaris-system')
+FIXTURE = os.path.join(os.path.dirname(__file__), '..', '..', '..', 'fixtures', 'sysctl', 'solaris-system')
 
 
 def sample():

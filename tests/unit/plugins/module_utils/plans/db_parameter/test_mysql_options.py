@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 """MySQL / MariaDB option names checked against the server's --verbose --help (recorded here;
-the same against the installed server: tests/unit/plugins/modules/test_mysql_options_server.py)."""
+the same against the installed server: test_mysql_options_server.py beside this file)."""
 
 from __future__ import absolute_import, division, print_function
 

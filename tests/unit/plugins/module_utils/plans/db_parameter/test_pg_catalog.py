@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 """Which PostgreSQL parameters db_parameter accepts, from which list, before anything is written.
 
-The checks against a real server are in tests/unit/plugins/modules/test_pg_catalog_server.py;
+The checks against a real server are in test_pg_catalog_server.py beside this file;
 here: the choice of list (table of the major, tables around it, the server's
 --describe-config), the major found from the configuration, and the module refusing a
 name or a type with every file left as it was.

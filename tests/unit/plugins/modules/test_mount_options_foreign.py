@@ -17,8 +17,8 @@ from ansible.module_utils.common import warnings as ansible_warnings
 from ansible_collections.dbhost.tuning.plugins.modules import mount_options
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.mounts.options import foreign_options
 
-FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'module_utils', 'fixtures',
-                        'mounts')
+FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'module_utils', 'plans',
+                        'mounts', 'fixtures')
 
 pytestmark = pytest.mark.usefixtures('linux')
 

@@ -22,7 +22,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.plans.mounts.plan im
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import CHANGED, DRIFT, FAILED, OK, PENDING_REBOOT
 from ansible_collections.dbhost.tuning.tests.unit.helpers import read
 
-FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'fixtures', 'mounts')
+FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'fixtures')
 
 
 def fixture_text(name):

@@ -299,7 +299,7 @@ def test_sunos_commands_that_change_the_host_are_noted_for_a_revert(argv, change
 
 def test_a_remount_is_kept_as_one_a_revert_cannot_undo(tmp_path, run_module):
     from ansible_collections.dbhost.tuning.plugins.module_utils.plans.mounts.plan import MountOptions
-    from ansible_collections.dbhost.tuning.tests.unit.plugins.module_utils import test_mounts
+    from ansible_collections.dbhost.tuning.tests.unit.plugins.module_utils.plans.mounts import test_mounts
     tree = str(tmp_path)
     put(tree, '/etc/fstab', test_mounts.FSTAB)
     put(tree, '/proc/self/mountinfo', test_mounts.MOUNTINFO)

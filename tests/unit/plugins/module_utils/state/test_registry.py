@@ -17,7 +17,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import
 from ansible_collections.dbhost.tuning.plugins.module_utils.state import desired, host_state, registry
 from ansible_collections.dbhost.tuning.tests.unit.helpers import digest, put
 
-CHECKOUT = os.path.join(os.path.dirname(__file__), '..', '..', '..', '..')
+CHECKOUT = os.path.join(os.path.dirname(__file__), '..', '..', '..', '..', '..')
 MODULES = os.path.join(CHECKOUT, 'plugins', 'modules')
 PREFIX = 'ansible_collections.dbhost.tuning.plugins.'
 

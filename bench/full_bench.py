@@ -559,6 +559,10 @@ def parse_args():
     parser.add_argument('--mitogen', metavar='PATH',
                         help='folder holding the ansible_mitogen and mitogen packages (default .cache/mitogen, '
                              'where mitogen 0.3.x is installed with pip --target when missing)')
+    parser.add_argument('--ssh-args', metavar='ARGS',
+                        help="with --ssh: Ansible's ssh_args for every play instead of its default "
+                             "(-C -o ControlMaster=auto -o ControlPersist=60s), e.g. without -C, the ssh "
+                             "compression of every payload")
     parser.add_argument('--forks', type=int, default=5, help="ansible-playbook -f (default 5, Ansible's default)")
     parser.add_argument('--ways', default='floor,ping,per-key,ours',
                         help='comma-separated subset of floor,ping,per-key,ours (default all)')
@@ -587,6 +591,8 @@ def parse_args():
         modes = []   # the Mitogen cells only
     elif not set(modes) <= set(('on', 'off')) or not modes:
         parser.error('--pipelining takes on, off or both (none with Mitogen hosts)')
+    if args.ssh_args is not None and not args.ssh:
+        parser.error('--ssh-args goes with --ssh')
     if not args.hosts_list or min(args.hosts_list) < 1 or args.repeat < 1 or not args.ways_list:
         parser.error('--hosts, --repeat and --ways need at least one valid value')
     # What runs, in order: (mode label, strategy, pipelining or None, host counts).
@@ -657,6 +663,10 @@ def describe(args, commit, playbook, collection, ansible_version, strategies, be
             head, ', with uncommitted changes in playbooks/roles/plugins' if dirty.strip() else '')
     with open(playbook, 'rb') as handle:
         book_digest = hashlib.sha256(handle.read()).hexdigest()[:12]
+    ssh_args = args.ssh_args if args.ssh_args is not None else \
+        "Ansible's default, -C -o ControlMaster=auto -o ControlPersist=60s"
+    connection = ('ssh to an sshd of the bench\'s own on 127.0.0.1, one ControlPersist master per host '
+                  '(ssh_args: %s)' % ssh_args) if args.ssh else 'local'
     return {
         'date': datetime.datetime.now().strftime('%Y-%m-%d %H:%M %Z').strip(),
         'machine': '%s, %d CPUs, %s' % (platform.node() or 'this machine', os.cpu_count() or 0, platform.release()),
@@ -667,8 +677,7 @@ def describe(args, commit, playbook, collection, ansible_version, strategies, be
         'drift playbook': '%s (sha256 %s)' % (os.path.relpath(playbook, collection) if playbook.startswith(collection)
                                               else playbook, book_digest),
         'ansible': ansible_version,
-        'connection': ('ssh to an sshd of the bench\'s own on 127.0.0.1, one ControlPersist master per host '
-                       '(Ansible\'s ssh_args: -C -o ControlMaster=auto -o ControlPersist=60s)') if args.ssh else 'local',
+        'connection': connection,
         'strategy': '; '.join(strategies), 'forks': args.forks,
         'repeat': '%d run(s) per cell, best kept (wall and CPU each)%s'
                   % (args.repeat, ', after an untimed 1-host warm-up of each way' if args.warm_up else ''),
@@ -741,6 +750,8 @@ def main():
                  'before': os.path.join(WORK, 'collections-before', 'ansible_collections', 'dbhost', 'tuning',
                                         'playbooks', 'drift.yml')}
         env = base_env(paths)
+        if args.ssh_args is not None:
+            env['ANSIBLE_SSH_ARGS'] = args.ssh_args
         envs, strategies = {}, []
         for label, strategy, pipelining, dummy in args.modes:
             mode, described = mode_env(env, strategy, pipelining, args)

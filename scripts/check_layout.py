@@ -9,6 +9,8 @@
     ansible itself only ansible.module_utils; plugin_utils (controller-side shared code) and
     the controller plugins (action, callback, filter) import module_utils and plugin_utils,
     never one another; doc_fragments import nothing of the collection;
+  - every module_utils file that holds anything starts with its docstring, the file's
+    description (docs/DEVELOPING.md describes the folders and points out a few files);
   - every module_utils file sits in one of the layer packages, lowest first:
       engine -> formats -> sizing -> plans -> state
     and imports only from its own layer or a lower one;
@@ -22,7 +24,8 @@
     alone or followed by _<what> (test_block_queue_unsupported.py in plans/block_queue/).
 
 Prints one line per problem and exits 1 when there is any; exits 0 silently otherwise.
-Usage: python3 scripts/check_layout.py [CHECKOUT]
+With --files, prints instead every module_utils file and the first line of its docstring.
+Usage: python3 scripts/check_layout.py [--files] [CHECKOUT]
 """
 
 from __future__ import print_function
@@ -233,13 +236,33 @@ def check(checkout):
         problems.extend(import_problems(rel, name, graph[name], tree))
         if area == 'module_utils' and name != area:
             problems.extend(layer_problems(rel, name, graph[name]))
+            if text.strip() and ast.get_docstring(tree) is None:
+                problems.append("%s: no docstring first (the file's description: what it is for)" % rel)
     for cycle in cycles(graph):
         problems.append('import cycle: %s' % ' -> '.join(shown(name) for name in cycle))
     return problems + mirror_problems(checkout)
 
 
+def described_files(checkout):
+    """'<file relative to module_utils>: <its docstring's first line>' for every module_utils file that holds anything."""
+    base = os.path.join(checkout, 'plugins', 'module_utils')
+    lines = []
+    for dummy, path in sorted(module_files(base), key=lambda item: item[1]):
+        with open(path) as handle:
+            text = handle.read()
+        if text.strip():
+            doc = ast.get_docstring(ast.parse(text, path)) or '(no docstring)'
+            first = doc.split('\n\n')[0].replace('\n', ' ')
+            lines.append('%s: %s' % (os.path.relpath(path, base), first.replace('Internal to dbhost.tuning: ', '')))
+    return lines
+
+
 def main(argv):
-    checkout = argv[1] if len(argv) > 1 else os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    args = [arg for arg in argv[1:] if arg != '--files']
+    checkout = args[0] if args else os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    if '--files' in argv[1:]:
+        print('\n'.join(described_files(checkout)))
+        return 0
     problems = check(checkout)
     for line in problems:
         print(line)

@@ -76,6 +76,11 @@ def _one_gig_pool(root):
         fake_host.put(root, '%s/%s' % (HUGE_1G, name), '0\n')
 
 
+def _grub(root):
+    fake_host.put(root, '/proc/cmdline', 'BOOT_IMAGE=/boot/vmlinuz root=UUID=0a1b ro quiet\n')
+    fake_host.put(root, '/etc/default/grub', 'GRUB_DEFAULT=0\nGRUB_CMDLINE_LINUX_DEFAULT="quiet"\nGRUB_CMDLINE_LINUX=""\n')
+
+
 # (id, module, arguments, the files made large (the module's persisted files), extra set-up)
 CASES = [
     ('kernel_params', 'kernel_params', _args('kernel_params'), ['/etc/sysctl.d/90-dbhost-tuning.conf'], None),
@@ -92,6 +97,7 @@ CASES = [
     ('db_parameter-oracle', 'db_parameter',
      _args('db_parameter', engine='oracle', path=fake_host.PFILE, params={'filesystemio_options': 'SETALL'}),
      [fake_host.PFILE], None),
+    ('kernel_cmdline', 'kernel_cmdline', _args('kernel_cmdline'), ['/etc/default/grub.d/99-dbhost-tuning.cfg'], _grub),
 ]
 
 

@@ -251,6 +251,28 @@ def next_boot(root='/'):
     return running(root)
 
 
+# What GRUB boots from, as update-grub / grub-mkconfig generate it from the files above.
+GRUB_CONFIGS = ('/boot/grub/grub.cfg', '/boot/grub2/grub.cfg')
+_LINUX_COMMAND = re.compile(r'^\s*linux(?:16|efi)?\s+\S+(?P<args>.*)\Z')
+
+
+def generated(root='/'):
+    """The kernel arguments of the first menu entry (its ``linux`` command) of the GRUB configuration
+    the boot loader reads, as a BootLine; None when there is no such file or it has no ``linux``
+    command (Boot Loader Specification entries, another boot loader): the next boot is then known
+    from the files under /etc/default only."""
+    for path in GRUB_CONFIGS:
+        text = _read(root, path)
+        if text is None:
+            continue
+        for line in text.splitlines():
+            match = _LINUX_COMMAND.match(line)
+            if match:
+                return BootLine(match.group('args').strip(), path)
+        return None
+    return None
+
+
 def label(line):
     """How a record names the command line: ``the kernel command line (/etc/default/grub ...)``."""
     return 'the kernel command line (%s)' % line.source

@@ -188,8 +188,27 @@ class KernelCmdline(Plan):
         except PathError as exc:
             raise InputError('%s: %s' % (path, exc))
         text = read_text(local)
-        return {'mode': mode, 'file': path, 'path': local, 'text': text, 'resolve': self._resolve(mode, text, desired),
-                'ours': self._ours(mode, text, desired)}
+        resolve, generated = self._resolve(mode, text, desired), self._generated(mode)
+        return {'mode': mode, 'file': path, 'path': local, 'text': text, 'resolve': resolve,
+                'ours': self._ours(mode, text, desired), 'generated': generated,
+                'stale': self._stale(resolve, generated)}
+
+    def _generated(self, mode):
+        """The first entry's line of the GRUB configuration this run would regenerate (grub.cfg), or None:
+        another mode, no such file, or no regeneration by this run (update_bootloader=false, another root)."""
+        if mode != GRUB or not self.update_bootloader or self.command_root is None:
+            return None
+        return cmdline.generated(self.root)
+
+    @staticmethod
+    def _stale(resolve, generated):
+        """{name: its occurrence in the generated configuration} where that differs from what the files give:
+        the boot loader's configuration was not regenerated since (an earlier run's update-grub failed)."""
+        if generated is None:
+            return {}
+        words = cmdline.last_words(generated.params, resolve)
+        return dict((name, words.get(name)) for name, (found, dummy) in resolve.items()
+                    if shown(words.get(name)) != shown(found) or (words.get(name) is None) != (found is None))
 
     def _ours(self, mode, text, desired):
         """{name: (name, value)} of ``desired`` that our file holds (its last occurrence)."""
@@ -238,10 +257,19 @@ class KernelCmdline(Plan):
         after = self._after(persisted, desired)
         change = FileChange(persisted['path'], persisted['text'], after, shown_path=persisted['file'])
         self.backup_file = change.commit(module, backup_file=self.backup, check_mode=self.check_mode)
-        done = {'change': change, 'resolve_after': self._resolve(persisted['mode'], after, desired),
-                'ours_after': self._ours(persisted['mode'], after, desired), 'bootloader': None, 'warning': None}
-        if change.needed:
+        resolve_after = self._resolve(persisted['mode'], after, desired)
+        done = {'change': change, 'resolve_after': resolve_after, 'ours_after': self._ours(persisted['mode'], after, desired),
+                'bootloader': None, 'warning': None, 'stale_after': {}}
+        stale = self._stale(resolve_after, persisted['generated'])
+        if change.needed or stale:
             done['bootloader'], done['warning'] = self._regenerate(persisted)
+        if stale and not self.check_mode:
+            # read back: what the boot loader's configuration holds now
+            done['stale_after'] = self._stale(resolve_after, self._generated(persisted['mode']))
+            if done['stale_after'] and not done['warning']:
+                done['warning'] = '%s ran, but %s still differs from %s for %s: the next boot does not take them' % (
+                    done['bootloader'][len('ran '):], persisted['generated'].source, persisted['file'],
+                    ', '.join(sorted(done['stale_after'])))
         return done
 
     def _regenerate(self, persisted):
@@ -286,6 +314,8 @@ class KernelCmdline(Plan):
                                    None, UNSUPPORTED, why))
             return
         done['change'].report(result)
+        if persisted['stale'] and not done['change'].needed and done['bootloader'] and not self.check_mode:
+            result.mark_changed()   # the boot loader's configuration, regenerated
         for name in sorted(desired):
             record = self._absent(name, live, persisted, done) if self.state == 'absent' else \
                 self._present(name, desired[name], live, persisted, done)
@@ -299,12 +329,24 @@ class KernelCmdline(Plan):
         spelled, value = self.wanted[name]
         return None if self.state == 'absent' else shown((spelled, value))
 
-    def _notes(self, persisted, done, changed):
+    def _notes(self, persisted, done, changed, stale):
         notes = []
         if changed:
             notes.append(did(self.check_mode, 'write %s' % persisted['file']))
+        if changed or stale:
             notes.append(done['bootloader'])
         return notes
+
+    @staticmethod
+    def _stale_note(name, persisted, done):
+        """What the generated configuration holds for NAME where the files give another value."""
+        found = persisted['stale'][name]
+        holds = 'has %r' % _word(*found) if found else 'has no %s' % name
+        note = '%s %s: the boot loader\'s configuration was not regenerated after %s changed' % (
+            persisted['generated'].source, holds, persisted['file'])
+        if name in done['stale_after']:
+            note += ' (it still differs after this run regenerated it)'
+        return note
 
     def _live_side(self, name, live, want, details):
         if live['line'] is None:
@@ -318,8 +360,11 @@ class KernelCmdline(Plan):
         live_ok = self._live_side(name, live, want, details)
         before, dummy = persisted['resolve'].get(name, (None, None))
         after, winner = done['resolve_after'].get(name, (None, None))
-        persisted_ok = self._meets(before, want)
+        stale = name in persisted['stale']
+        persisted_ok = self._meets(before, want) and not stale
         changed = self._meets(done['ours_after'].get(name), want) and not self._meets(persisted['ours'].get(name), want)
+        if stale:
+            details.append(self._stale_note(name, persisted, done))
         shadowed = not self._meets(after, want) and winner is not None and winner != persisted['file']
         if shadowed:
             details.append('%s %s and wins at boot over %s' % (
@@ -333,7 +378,7 @@ class KernelCmdline(Plan):
                 _word(*live['words'][name]) if name in live['words'] else 'no %s' % spelled))
         persisted_now = before if self.check_mode else after
         return Setting(spelled, persisted['file'], shown((spelled, want)), shown(live['words'].get(name)),
-                       shown(persisted_now), status, '; '.join(self._notes(persisted, done, changed) + details))
+                       shown(persisted_now), status, '; '.join(self._notes(persisted, done, changed, stale) + details))
 
     def _absent(self, name, live, persisted, done):
         spelled = self.wanted[name][0]
@@ -347,11 +392,14 @@ class KernelCmdline(Plan):
             live_ok = name not in live['words']
         if not removed:
             details.append('not in %s' % persisted['file'])
-        status = decide_status(live_ok, not removed, self.check_mode, live_needs=PENDING_REBOOT)
+        stale = name in persisted['stale']
+        if stale:
+            details.append(self._stale_note(name, persisted, done))
+        status = decide_status(live_ok, not removed and not stale, self.check_mode, live_needs=PENDING_REBOOT)
         if status == PENDING_REBOOT:
             details.append('the running kernel has %s until the next reboot' % _word(*live['words'][name]))
         persisted_now = persisted['resolve'].get(name, (None, None))[0] if self.check_mode else after
-        notes = [did(self.check_mode, 'remove it from %s' % persisted['file']),
-                 done['bootloader']] if removed else []
+        notes = [did(self.check_mode, 'remove it from %s' % persisted['file'])] if removed else []
+        notes += [done['bootloader']] if removed or stale else []
         return Setting(spelled, persisted['file'], None, shown(live['words'].get(name)), shown(persisted_now), status,
                        '; '.join(notes + details))

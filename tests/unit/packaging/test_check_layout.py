@@ -24,20 +24,22 @@ def layout(checkout):
     return proc.returncode, proc.stdout.splitlines()
 
 
+DOC = '"""What the file is for."""\n'
+
+
 def tree(tmp_path, files):
-    base = tmp_path / 'plugins' / 'module_utils'
-    for rel, text in files.items():
-        path = base / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    return str(tmp_path)
+    """Files relative to plugins/module_utils/."""
+    return plugins_tree(tmp_path, dict(('module_utils/' + rel, text) for rel, text in files.items()))
 
 
 def plugins_tree(tmp_path, files):
-    """Files relative to plugins/ (any folder of it)."""
+    """Files relative to plugins/ (any folder of it); a module_utils file that holds anything gets the
+    docstring line the layout asks for first, unless it starts with one or with a comment (the case without)."""
     for rel, text in files.items():
         path = tmp_path / 'plugins' / rel
         path.parent.mkdir(parents=True, exist_ok=True)
+        if rel.startswith('module_utils/') and text and not text.startswith(('#', '"""')):
+            text = DOC + text
         path.write_text(text)
     return str(tmp_path)
 
@@ -55,9 +57,11 @@ def _function(lines):
      'plugins/module_utils/engine/a.py: the engine layer imports plans.b, a higher layer'),
     ({'plans/a.py': PREFIX + 'plans import b\nb\n', 'plans/b.py': PREFIX + 'plans import a\na\n'},
      'import cycle: plans.a -> plans.b -> plans.a'),
-    ({'plans/a.py': 'x = 1\n' * 501}, 'plugins/module_utils/plans/a.py: 501 lines (at most 500)'),
-    ({'plans/a.py': _function(81)}, 'plugins/module_utils/plans/a.py:1: function long is 81 lines (at most 80)'),
+    ({'plans/a.py': 'x = 1\n' * 500}, 'plugins/module_utils/plans/a.py: 501 lines (at most 500)'),
+    ({'plans/a.py': _function(81)}, 'plugins/module_utils/plans/a.py:2: function long is 81 lines (at most 80)'),
     ({'misc.py': ''}, 'plugins/module_utils/misc.py: not in a layer package (engine, formats, sizing, plans, state)'),
+    ({'plans/a.py': '# a comment is no docstring\nx = 1\n'},
+     "plugins/module_utils/plans/a.py: no docstring first (the file's description: what it is for)"),
 ])
 def test_each_rule_catches_a_tree_that_breaks_it(tmp_path, files, expected):
     rc, lines = layout(tree(tmp_path, files))
@@ -99,7 +103,7 @@ CONTROLLER = 'controller code (on the managed host only ansible.module_utils)'
     ({'modules/m.py': 'x = 1\n' * 501}, 'plugins/modules/m.py: 501 lines (at most 500)'),
     ({'action/a.py': _function(81)}, 'plugins/action/a.py:1: function long is 81 lines (at most 80)'),
     ({'module_utils/engine/a.py': 'from ansible_collections.x import b  # pylint: disable=unused-import\n'},
-     'plugins/module_utils/engine/a.py:1: imports b and does not use it (whoever needs it imports it from its home)'),
+     'plugins/module_utils/engine/a.py:2: imports b and does not use it (whoever needs it imports it from its home)'),
     ({'callback/c.py': 'import os.path\n'},
      'plugins/callback/c.py:1: imports os and does not use it (whoever needs it imports it from its home)'),
     ({'lookup/l.py': ''}, 'plugins/lookup/l.py: not in a known folder of plugins/ '
@@ -172,15 +176,25 @@ def test_a_test_that_does_not_mirror_plugins_is_reported(tmp_path, test, expecte
     assert rc == 1 and lines == ['tests/unit/plugins/' + test + expected]
 
 
-def test_developing_names_every_module_utils_file():
-    """docs/DEVELOPING.md's file table has one row per module_utils file, and no row for a file that is gone."""
+def test_developing_describes_every_module_utils_folder_and_names_only_what_exists():
+    """docs/DEVELOPING.md's table has a row per folder of module_utils and rows for the files to read first,
+    each naming a file or folder that exists; every other file is described by its docstring."""
     with open(os.path.join(CHECKOUT, 'docs', 'DEVELOPING.md')) as handle:
         text = handle.read()
     section = text[text.index('## The layers'):text.index('## Rules every module keeps')]
     rows = set(line.split('`')[1] for line in section.splitlines() if line.startswith('| `'))
     base = os.path.join(CHECKOUT, 'plugins', 'module_utils')
-    files = set()
-    for folder, dummy, names in os.walk(base):
-        files.update(os.path.relpath(os.path.join(folder, name), base) for name in names
-                     if name.endswith('.py') and name != '__init__.py')
-    assert sorted(files - rows) == [] and sorted(rows - files) == []
+    folders = set(os.path.relpath(folder, base) + '/' for folder, dummy, names in os.walk(base)
+                  if folder != base and '__init__.py' in names)
+    assert sorted(folders - rows) == []
+    assert sorted(row for row in rows if not os.path.exists(os.path.join(base, row))) == []
+    assert len(rows - folders) >= 1
+
+
+def test_files_lists_each_module_utils_file_with_its_docstring(tmp_path):
+    root = plugins_tree(tmp_path, {'module_utils/engine/__init__.py': '',
+                                   'module_utils/engine/a.py': 'x = 1\n',
+                                   'module_utils/plans/b.py': '"""Internal to dbhost.tuning: the b plan,\nin two lines.\n\nMore."""\n'})
+    proc = subprocess.run([sys.executable, SCRIPT, '--files', root], stdout=subprocess.PIPE, universal_newlines=True,
+                          check=True)
+    assert proc.stdout.splitlines() == ['engine/a.py: What the file is for.', 'plans/b.py: the b plan, in two lines.']

@@ -56,6 +56,18 @@ def readme_inventory():
     raise AssertionError('README.md has no "# inventory/hosts.yml" block')
 
 
+def test_the_module_table_has_a_row_per_module():
+    """README's "Modules" table names every module of plugins/modules once, and no module that is gone."""
+    with open(os.path.join(CHECKOUT, 'README.md')) as stream:
+        text = stream.read()
+    section = text[text.index('\n## Modules\n'):]
+    section = section[:section.index('\n## ', 1)]
+    rows = [line.split('`')[1] for line in section.splitlines() if line.startswith('| `')]
+    modules = [name[:-len('.py')] for name in os.listdir(os.path.join(CHECKOUT, 'plugins', 'modules'))
+               if name.endswith('.py') and name != '__init__.py']
+    assert sorted(rows) == sorted(modules)
+
+
 def command_and_outcome(line):
     command, dummy, outcome = line.partition('#')
     return shlex.split(command), outcome.strip()

@@ -82,6 +82,7 @@ BASELINE = {
     'mount_options': {'path': '/u01', 'present': ['noatime']},
     'db_parameter': {'engine': 'postgresql', 'path': PGCONF, 'params': {'work_mem': '8MB'}},
     'processor_set': {'name': 'pg', 'cpus': '2-3', 'service': 'postgresql'},
+    'kernel_cmdline': {'params': {'transparent_hugepage': 'never', 'nosmt': None}},
 }
 
 

@@ -437,3 +437,105 @@ def test_the_role_refuses_a_bad_kernel_params_cmdline_before_anything_is_touched
     result = _role(run_module, root, kernel_params_cmdline={'console': 'ttyS0'})
     assert result['failed'] is True and 'console' in result['msg']
     assert digest(root) == before
+
+
+# ------------------------------------------------------------ the generated configuration (grub.cfg)
+GRUB_CFG = '/boot/grub/grub.cfg'
+
+
+def grub_cfg(words):
+    """A grub.cfg as update-grub writes it: the first entry's linux line, then a recovery entry's."""
+    return ("### BEGIN /etc/grub.d/10_linux ###\nmenuentry 'Debian GNU/Linux' {\n"
+            "\tlinux\t/boot/vmlinuz-6.1.0-18-amd64 root=UUID=0a1b ro %s quiet\n\tinitrd\t/boot/initrd.img\n}\n"
+            "menuentry 'Debian GNU/Linux (recovery mode)' {\n"
+            "\tlinux\t/boot/vmlinuz-6.1.0-18-amd64 root=UUID=0a1b ro single\n}\n" % words).replace('  ', ' ')
+
+
+class Regenerating(Host):
+    """update-grub that writes grub.cfg from the drop-in's words, as the real one does."""
+
+    def __init__(self, root, programs):
+        Host.__init__(self, programs)
+        self.root = root
+
+    def runner(self, argv):
+        put(self.root, GRUB_CFG, grub_cfg(' '.join(plan.cmdline.dropin_words(read(self.root, DROPIN)))))
+        return Host.runner(self, argv)
+
+
+def test_a_failed_update_grub_is_run_again_by_the_next_run(root, run_module, booted, monkeypatch):
+    put(root, GRUB_CFG, grub_cfg(''))
+    booted(['update-grub'], rc=1, err='grub-probe: error\n')
+    assert run_module(kernel_cmdline, {'params': {'nosmt': None}, 'root': root})['failed'] is True
+    assert read(root, DROPIN) == dropin('nosmt') and read(root, GRUB_CFG) == grub_cfg('')
+
+    # the drop-in is as wanted, but the boot loader's configuration is not: a drift check says so
+    before = digest(root)
+    check = run_module(kernel_cmdline, {'params': {'nosmt': None}, 'root': root}, check_mode=True)
+    assert digest(root) == before
+    nosmt = records(check)['nosmt']
+    assert check['changed'] is True and (nosmt['status'], nosmt['persisted']) == ('drift', 'nosmt')
+    assert nosmt['reason'] == 'live differs, persisted differs'
+    assert nosmt['detail'].startswith(
+        'would run /usr/sbin/update-grub; /boot/grub/grub.cfg has no nosmt: the boot loader\'s configuration was '
+        'not regenerated after %s changed' % DROPIN)
+
+    # the next apply runs it again, though the drop-in needs no change
+    host = booted(['update-grub'])
+    host.__class__ = Regenerating
+    host.root = root
+    again = run_module(kernel_cmdline, {'params': {'nosmt': None}, 'root': root})
+    assert host.ran == [['/usr/sbin/update-grub']] and host.warnings == []
+    assert again['changed'] is True and again['reboot_required'] is True
+    assert read(root, GRUB_CFG) == grub_cfg('nosmt') and read(root, DROPIN) == dropin('nosmt')
+    assert records(again)['nosmt']['status'] == 'pending_reboot'
+    assert records(again)['nosmt']['detail'].startswith('ran /usr/sbin/update-grub; /boot/grub/grub.cfg has no nosmt')
+
+    # and then nothing is left to do
+    third = run_module(kernel_cmdline, {'params': {'nosmt': None}, 'root': root})
+    assert host.ran == [['/usr/sbin/update-grub']] and third['changed'] is False
+    assert records(third)['nosmt']['reason'] == 'persisted, pending reboot'
+
+
+def test_a_configuration_that_stays_stale_after_update_grub_is_warned_about(root, run_module, booted):
+    put(root, DROPIN, dropin('nosmt'))
+    put(root, GRUB_CFG, grub_cfg('nosmt=1'))
+    host = booted(['update-grub'])   # it "runs", but grub.cfg does not change
+    result = run_module(kernel_cmdline, {'params': {'nosmt': None}, 'root': root})
+    assert host.ran == [['/usr/sbin/update-grub']] and 'failed' not in result
+    assert host.warnings == ['/usr/sbin/update-grub ran, but /boot/grub/grub.cfg still differs from %s for nosmt: '
+                             'the next boot does not take them' % DROPIN]
+    assert ("/boot/grub/grub.cfg has 'nosmt=1': the boot loader's configuration was not regenerated after %s changed "
+            "(it still differs after this run regenerated it)" % DROPIN) in records(result)['nosmt']['detail']
+
+
+def test_the_generated_configuration_is_not_compared_where_this_run_would_not_regenerate_it(root, run_module, booted):
+    put(root, DROPIN, dropin('nosmt'))
+    put(root, GRUB_CFG, grub_cfg(''))
+    host = booted(['update-grub'])
+    result = run_module(kernel_cmdline, {'params': {'nosmt': None}, 'root': root, 'update_bootloader': False})
+    assert host.ran == [] and result['changed'] is False
+    assert records(result)['nosmt']['persisted'] == 'nosmt' and 'grub.cfg' not in records(result)['nosmt']['detail']
+
+
+def test_absent_compares_the_generated_configuration_too(root, run_module, booted):
+    put(root, GRUB_CFG, grub_cfg('nosmt'))   # the drop-in lost it, grub.cfg was not regenerated since
+    host = booted(['update-grub'])
+    check = run_module(kernel_cmdline, {'params': ['nosmt'], 'state': 'absent', 'root': root}, check_mode=True)
+    assert host.ran == [] and records(check)['nosmt']['status'] == 'drift'
+    assert '/boot/grub/grub.cfg has \'nosmt\'' in records(check)['nosmt']['detail']
+
+
+@pytest.mark.parametrize('text,expected', [
+    ("menuentry 'x' {\n\tlinux\t/vmlinuz root=/dev/sda1 ro nosmt quiet\n}\n", 'root=/dev/sda1 ro nosmt quiet'),
+    ("menuentry 'x' {\n  linux16 /vmlinuz-3.10 root=/dev/sda1 crashkernel=auto\n}\n", 'root=/dev/sda1 crashkernel=auto'),
+    ("menuentry 'x' {\n  linuxefi /vmlinuz root=/dev/sda1\n  initrdefi /initrd\n}\n", 'root=/dev/sda1'),
+    ("insmod blscfg\nblscfg\n", None),
+], ids=['linux', 'linux16', 'linuxefi', 'boot-loader-spec'])
+def test_generated_reads_the_first_entrys_kernel_arguments(tmp_path, text, expected):
+    put(str(tmp_path), '/boot/grub2/grub.cfg', text)
+    line = plan.cmdline.generated(str(tmp_path))
+    assert (line.text if line else None) == expected
+    if line:
+        assert line.source == '/boot/grub2/grub.cfg'
+    assert plan.cmdline.generated(str(tmp_path / 'nothing')) is None

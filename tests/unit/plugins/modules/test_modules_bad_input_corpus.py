@@ -21,14 +21,16 @@ import yaml
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import sysfs
+from ansible_collections.dbhost.tuning.plugins.module_utils.state import registry
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 _spec = importlib.util.spec_from_file_location('fake_host', os.path.join(HERE, 'fake_host.py'))
 fake_host = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(fake_host)
 
-MODULES = ('host_facts', 'kernel_params', 'hugepages', 'sysfs_attr', 'resource_limits', 'block_queue',
-           'mount_options', 'db_parameter', 'processor_set')
+# Every module that takes input: host_facts and every kind of the registry, so that a new kind
+# cannot be left out of the corpus (test_every_module_has_enough_cases then asks for its cases).
+MODULES = ('host_facts',) + tuple(sorted(registry.KINDS))
 MIN_CASES = 10
 
 with open(os.path.join(HERE, 'bad_inputs.yml')) as _handle:

@@ -35,12 +35,32 @@ class FakeModule(object):
         raise SpecSeen()
 
 
+def kind_problems(kinds, other_entries, modules):
+    """What breaks "one kind, one module": a Kind without its module file, and a module (one that makes an
+    AnsibleModule) that is neither a Kind nor another entry of the registry (host_state, host_facts)."""
+    problems = ['kind %s has no plugins/modules/%s.py' % (name, name) for name in sorted(set(kinds) - set(modules))]
+    problems.extend('plugins/modules/%s.py has no Kind in state/registry.py' % name
+                    for name in sorted(set(modules) - set(kinds) - set(other_entries)))
+    return problems
+
+
+def _other_entries():
+    return [name for name, entry in registry.MODULES.items() if not isinstance(entry, registry.Kind)]
+
+
 def test_every_kind_is_named_as_an_existing_module():
-    assert sorted(registry.KINDS) == sorted(['kernel_params', 'hugepages', 'resource_limits', 'sysfs_attr',
-                                             'block_queue', 'mount_options', 'db_parameter', 'processor_set',
-                                             'kernel_cmdline'])
-    for kind in registry.KINDS:
-        assert os.path.isfile(os.path.join(MODULES, kind + '.py')), kind
+    """The kinds are the modules: no list here to keep, a new kind's Kind and module file are enough."""
+    assert kind_problems(registry.KINDS, _other_entries(), _modules_with_a_spec()) == []
+
+
+@pytest.mark.parametrize('extra_kind, extra_module, expected', [
+    ('swap', None, 'kind swap has no plugins/modules/swap.py'),
+    (None, 'swap', 'plugins/modules/swap.py has no Kind in state/registry.py'),
+])
+def test_a_kind_without_a_module_or_a_module_without_a_kind_is_reported(extra_kind, extra_module, expected):
+    kinds = list(registry.KINDS) + ([extra_kind] if extra_kind else [])
+    modules = _modules_with_a_spec() + ([extra_module] if extra_module else [])
+    assert kind_problems(kinds, _other_entries(), modules) == [expected]
 
 
 def _modules_with_a_spec():

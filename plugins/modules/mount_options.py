@@ -276,8 +276,6 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.state import registr
 
 def main():
     module = AnsibleModule(argument_spec=registry.spec('mount_options'),
-                           mutually_exclusive=[('path', 'mounts')],
-                           required_one_of=[('path', 'mounts')],
                            supports_check_mode=True)
     registry.run(module, 'mount_options')
 

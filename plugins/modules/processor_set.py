@@ -268,7 +268,6 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.state import registr
 
 def main():
     module = AnsibleModule(argument_spec=registry.spec('processor_set'),
-                           required_if=[('state', 'present', ('cpus',))],
                            supports_check_mode=True)
     registry.run(module, 'processor_set')
 

@@ -280,7 +280,6 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.state import registr
 
 def main():
     module = new_module(AnsibleModule, argument_spec=registry.spec('resource_limits'),
-                        required_together=[('service', 'service_limits')],
                         supports_check_mode=True)
     registry.run(module, 'resource_limits')
 

@@ -10,7 +10,12 @@ host_state record and plan.  Its entry holds:
 - ``spec``: the module's argument spec (the module passes this very object to AnsibleModule);
 - ``plan``: the factory ``plan(options, context) -> Plan``, the one way a plan is made, by the
   module (from its params) and by host_state (from a compile step's Call);
-- ``internal``: options a compile step may give that the module does not take.
+- ``internal``: options a compile step may give that the module does not take;
+- ``constraints``: AnsibleModule's ``mutually_exclusive``, ``required_together``,
+  ``required_one_of``, ``required_if``, ``required_by`` of the module's options, checked by
+  ``Kind.check()`` whenever a plan is made: a module's params and a compile step's Call meet
+  the same check and fail with the same message, naming the kind and the options, before
+  anything is touched.
 
 The modules that are no kind (host_state, host_facts) have their argument spec here too
 (MODULES holds every module's, the kinds' among them), so that every module's spec has one
@@ -23,7 +28,8 @@ variables), and the roles whose variables it reads too (``uses``: the action plu
 ROLES is in merge order: on equal values the first role keeps a key (state/desired.py).
 
 Plans and compile steps are imported where they are used, so that a module loads only its own
-plan.  Pure Python, no Ansible import.
+plan.  Pure Python; of Ansible only the checks AnsibleModule runs for its constraints
+(ansible.module_utils.common.validation), so that they word a failure as the modules always did.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -33,6 +39,9 @@ __metaclass__ = type
 import copy
 import os
 from collections import namedtuple
+
+from ansible.module_utils.common.validation import (
+    check_mutually_exclusive, check_required_by, check_required_if, check_required_one_of, check_required_together)
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.options import shared_options
@@ -74,13 +83,24 @@ class ModuleEntry(object):
         return self._made
 
 
-class Kind(ModuleEntry):
-    """One kind of setting: its module's argument spec, its plan factory, the options only compile steps give."""
+# The constraints a kind may declare, with their check, in the order AnsibleModule checks them.
+CONSTRAINTS = (('mutually_exclusive', check_mutually_exclusive), ('required_together', check_required_together),
+               ('required_one_of', check_required_one_of), ('required_if', check_required_if),
+               ('required_by', check_required_by))
 
-    def __init__(self, name, spec, plan, internal=()):
+
+class Kind(ModuleEntry):
+    """One kind of setting: its module's argument spec, its plan factory, the options only compile steps
+    give, the constraints between its options."""
+
+    def __init__(self, name, spec, plan, internal=(), constraints=None):
         super(Kind, self).__init__(name, spec)
         self.factory = plan
         self.internal = tuple(internal)
+        self.constraints = dict(constraints or {})
+        unknown = sorted(set(self.constraints) - set(rule for rule, check in CONSTRAINTS))
+        if unknown:
+            raise ValueError('%s: not a constraint: %s' % (name, ', '.join(unknown)))
         self._options = None
 
     def options(self, values):
@@ -96,9 +116,22 @@ class Kind(ModuleEntry):
         merged.update((name, value) for name, value in values.items() if value is not None)
         return self._options(**merged)
 
+    def check(self, options):
+        """Refuse an options object that breaks one of the kind's constraints, naming the kind and the
+        options.  An option counts as given when its value is not None, its default included: the same
+        for a module's params (every option, defaults filled) and a compile step's few."""
+        given = dict((name, value) for name, value in options._asdict().items() if value is not None)
+        for rule, check in CONSTRAINTS:
+            try:
+                check(self.constraints.get(rule), given)
+            except TypeError as exc:
+                raise InputError('%s: %s' % (self.name, exc))
+
     def plan(self, values, context):
-        """The plan of a call (a module's params, or a compile step's Call kwargs)."""
-        return self.factory(self.options(values), context)
+        """The plan of a call (a module's params, or a compile step's Call kwargs), its constraints met."""
+        options = self.options(values)
+        self.check(options)
+        return self.factory(options, context)
 
 
 def _given(items):
@@ -321,12 +354,15 @@ def _kernel_cmdline_plan(options, ctx):
 KINDS = dict((kind.name, kind) for kind in (
     Kind('kernel_params', _kernel_params_spec, _kernel_params_plan, internal=('header',)),
     Kind('hugepages', _hugepages_spec, _hugepages_plan),
-    Kind('resource_limits', _resource_limits_spec, _resource_limits_plan),
+    Kind('resource_limits', _resource_limits_spec, _resource_limits_plan,
+         constraints=dict(required_together=[('service', 'service_limits')])),
     Kind('sysfs_attr', _sysfs_attr_spec, _sysfs_attr_plan),
     Kind('block_queue', _block_queue_spec, _block_queue_plan, internal=('comparisons',)),
-    Kind('mount_options', _mount_options_spec, _mount_options_plan),
+    Kind('mount_options', _mount_options_spec, _mount_options_plan,
+         constraints=dict(mutually_exclusive=[('path', 'mounts')], required_one_of=[('path', 'mounts')])),
     Kind('db_parameter', _db_parameter_spec, _db_parameter_plan),
-    Kind('processor_set', _processor_set_spec, _processor_set_plan),
+    Kind('processor_set', _processor_set_spec, _processor_set_plan,
+         constraints=dict(required_if=[('state', 'present', ('cpus',))])),
     Kind('kernel_cmdline', _kernel_cmdline_spec, _kernel_cmdline_plan),
 ))
 

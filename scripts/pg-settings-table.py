@@ -9,8 +9,10 @@ What a PostgreSQL build says about its own parameters, from two sources:
   pg_settings                  every parameter, with its unit and its enum values, read
                                from a throwaway cluster (initdb in a temporary folder,
                                started on a Unix socket there, no TCP, stopped and removed)
-and writes plugins/module_utils/plans/db_parameter/pg_settings_<major>.py, whose header
-says which build the table came from.
+and puts that major's table into plugins/module_utils/plans/db_parameter/pg_settings.py,
+in place of the one it had (the other majors' tables are kept as they are): the file is
+written again whole, as the oldest major's table (BASE) and, for each later major, what
+changed since the major before it (CHANGES), with the build of each (SOURCES).
 
 Usage:
   python3 scripts/pg-settings-table.py --bindir /usr/lib/postgresql/15/bin [--chroot DIR] [--output FILE]
@@ -20,13 +22,15 @@ Usage:
              has no package for were made, e.g. PostgreSQL 13 and 17 on Debian 12:
                mmdebstrap --variant=minbase --include=postgresql-13 bullseye DIR
                mmdebstrap --variant=minbase --include=postgresql-17 trixie DIR
-  --output   where to write (default: the file in this checkout for that major)
+  --output   the file to read the other majors from and to write (default: the one in this
+             checkout)
 As root, the cluster runs as the user postgres (runuser); the tree needs that user.
 """
 
 from __future__ import print_function
 
 import argparse
+import importlib.util
 import os
 import re
 import shutil
@@ -35,7 +39,7 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-TARGET = os.path.join(HERE, '..', 'plugins', 'module_utils', 'plans', 'db_parameter', 'pg_settings_%d.py')
+TARGET = os.path.join(HERE, '..', 'plugins', 'module_utils', 'plans', 'db_parameter', 'pg_settings.py')
 QUERY = ("SELECT name, context, vartype, coalesce(unit, ''), coalesce(min_val, ''), coalesce(max_val, ''), "
          "coalesce(array_to_string(enumvals, ','), '') FROM pg_settings ORDER BY name")
 SEP = '\x1f'
@@ -43,24 +47,65 @@ SEP = '\x1f'
 HEADER = '''# -*- coding: utf-8 -*-
 # Copyright: contributors to dbhost.tuning
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Internal to dbhost.tuning: the parameters of PostgreSQL %(major)d, as its server lists them.
+"""Internal to dbhost.tuning: the parameters of each PostgreSQL major, as its server lists them.
 
-Written by scripts/pg-settings-table.py (do not edit by hand) from %(version)s:
-``postgres --describe-config`` and pg_settings of a throwaway cluster%(where)s.
+Written by scripts/pg-settings-table.py (do not edit by hand), from ``postgres --describe-config``
+and pg_settings of a throwaway cluster of the build SOURCES names for each major.
 One parameter a line: name, context, type, unit, minimum, maximum, enum values (comma-
 separated), and 1 when --describe-config lists it (postgresql.conf.sample does), else 0;
-"-" where a field is empty.  Read by pg_catalog.py.
+"-" where a field is empty.  BASE is the table of the oldest major; CHANGES[major] what
+changed since the major before it: "+ " and the whole line of a parameter added or changed,
+"- " and the name of one removed.  TABLES ({major: Table}) holds each major's whole table
+(MAJOR, SOURCE, TABLE: the lines), computed at import.  Read by pg_catalog.py.
 """
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-MAJOR = %(major)d
-SOURCE = %(source)r
-TABLE = \'\'\'
-%(lines)s
+SOURCES = {
+%(sources)s
+}
+BASE = \'\'\'
+%(base)s
 \'\'\'
+CHANGES = {%(changes)s
+}
+
+
+class Table(object):
+    """The table of one major: MAJOR, SOURCE (the build it was read from), TABLE (its lines)."""
+
+    __slots__ = ('MAJOR', 'SOURCE', 'TABLE')
+
+    def __init__(self, major, source, table):
+        self.MAJOR = major
+        self.SOURCE = source
+        self.TABLE = table
+
+
+def apply_changes(lines, changes):
+    """The lines of a table after ``changes`` (a CHANGES entry), sorted by name."""
+    by_name = dict((line.split(' ', 1)[0], line) for line in lines)
+    for change in changes.splitlines():
+        if change.startswith('- '):
+            del by_name[change[2:]]
+        elif change.startswith('+ '):
+            by_name[change[2:].split(' ', 1)[0]] = change[2:]
+    return sorted(by_name.values())
+
+
+def _tables():
+    lines = [line for line in BASE.splitlines() if line]
+    tables = {}
+    for major in sorted(SOURCES):
+        if major in CHANGES:
+            lines = apply_changes(lines, CHANGES[major])
+        tables[major] = Table(major, SOURCES[major], '\\n%%s\\n' %% '\\n'.join(lines))
+    return tables
+
+
+TABLES = _tables()
 '''
 
 
@@ -122,6 +167,34 @@ def table_lines(rows, sample):
     return sorted(lines)
 
 
+def load_tables(path):
+    """{major: (source, [line, ...])} of the tables in the file at ``path`` ({} when there is none)."""
+    if not os.path.exists(path):
+        return {}
+    spec = importlib.util.spec_from_file_location('pg_settings', path)
+    shipped = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(shipped)
+    return dict((major, (table.SOURCE, [line for line in table.TABLE.splitlines() if line]))
+                for major, table in shipped.TABLES.items())
+
+
+def changes(before, after):
+    """What changed from the lines ``before`` to the lines ``after``, in CHANGES' notation."""
+    old = dict((line.split(' ', 1)[0], line) for line in before)
+    new = dict((line.split(' ', 1)[0], line) for line in after)
+    removed = ['- %s' % name for name in sorted(old) if name not in new]
+    return removed + ['+ %s' % new[name] for name in sorted(new) if old.get(name) != new[name]]
+
+
+def render(tables):
+    """The text of pg_settings.py holding ``tables`` ({major: (source, lines)})."""
+    majors = sorted(tables)
+    blocks = ''.join("\n    %d: '''\n%s\n'''," % (after, '\n'.join(changes(tables[before][1], tables[after][1])))
+                     for before, after in zip(majors, majors[1:]))
+    return HEADER % dict(sources='\n'.join('    %d: %r,' % (major, tables[major][0]) for major in majors),
+                         base='\n'.join(tables[majors[0]][1]), changes=blocks)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n', maxsplit=1)[0])
     parser.add_argument('--bindir', required=True)
@@ -136,14 +209,15 @@ def main():
     sample = describe(args.bindir, args.chroot)
     rows = settings(args.bindir, args.chroot)
     release = run(['sh', '-c', '. /etc/os-release; echo "$PRETTY_NAME"'], args.chroot).strip()
-    where = (', run in a %s tree' if args.chroot else ', run on %s') % release
-    source = '%s%s' % (re.sub(r'^postgres \(PostgreSQL\)', 'PostgreSQL', version), where.replace(', run', ''))
-    text = HEADER % dict(major=major, version=version, where=where, source=source,
-                         lines='\n'.join(table_lines(rows, sample)))
-    output = args.output or os.path.normpath(TARGET % major)
+    where = ' in a %s tree' if args.chroot else ' on %s'
+    source = '%s%s' % (re.sub(r'^postgres \(PostgreSQL\)', 'PostgreSQL', version), where % release)
+    output = args.output or os.path.normpath(TARGET)
+    tables = load_tables(output)
+    tables[major] = (source, table_lines(rows, sample))
     with open(output, 'w') as handle:
-        handle.write(text)
-    print('%s: %d parameters (%d in --describe-config) from %s' % (output, len(rows), len(sample), version))
+        handle.write(render(tables))
+    print('%s: PostgreSQL %d, %d parameters (%d in --describe-config) from %s; the tables of %s' % (
+        output, major, len(rows), len(sample), version, ', '.join(str(known) for known in sorted(tables))))
 
 
 if __name__ == '__main__':

@@ -77,3 +77,12 @@ options:
     type: bool
     default: true
 '''
+
+    # dbhost.tuning.common.linux_only: the platform attribute of the modules that act on
+    # Linux only (elsewhere their records are unsupported and nothing is touched).
+    LINUX_ONLY = r'''
+attributes:
+  platform:
+    platforms: [linux]
+    description: On other platforms every record is C(unsupported) and nothing is touched.
+'''

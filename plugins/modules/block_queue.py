@@ -301,14 +301,13 @@ diff:
 '''
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import run_plan
 from ansible_collections.dbhost.tuning.plugins.module_utils.state import registry
 
 
 def main():
     module = AnsibleModule(argument_spec=registry.spec('block_queue'),
                            supports_check_mode=True)
-    run_plan(module, lambda: registry.plan('block_queue', module.params, registry.Context.of(module)))
+    registry.run(module, 'block_queue')
 
 
 if __name__ == '__main__':

@@ -282,7 +282,6 @@ diff:
 '''
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import run_plan
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.options import new_module
 from ansible_collections.dbhost.tuning.plugins.module_utils.state import registry
 
@@ -290,7 +289,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.state import registr
 def main():
     module = new_module(AnsibleModule, argument_spec=registry.spec('db_parameter'),
                         supports_check_mode=True)
-    run_plan(module, lambda: registry.plan('db_parameter', module.params, registry.Context.of(module)))
+    registry.run(module, 'db_parameter')
 
 
 if __name__ == '__main__':

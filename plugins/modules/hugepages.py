@@ -115,6 +115,7 @@ extends_documentation_fragment:
   - dbhost.tuning.common.root
   - dbhost.tuning.common.backup
   - dbhost.tuning.common.shadowed
+  - dbhost.tuning.common.linux_only
 attributes:
   check_mode:
     description: >-
@@ -122,9 +123,6 @@ attributes:
       memory available now cannot hold the extra pages.
   diff_mode:
     description: Returns the before and after text of O(sysctl_file) and O(tmpfiles_file).
-  platform:
-    platforms: [linux]
-    description: On other platforms every record is C(unsupported) and nothing is touched.
 notes:
   - In a container, C(/sys/kernel/mm/hugepages) and C(vm.nr_hugepages) are the host's - a write changes the host.
   - A database only uses huge pages allocated before it maps its shared memory - restart it after growing the pool.
@@ -243,7 +241,6 @@ diff:
 '''
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import run_plan
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.options import new_module
 from ansible_collections.dbhost.tuning.plugins.module_utils.state import registry
 
@@ -251,7 +248,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.state import registr
 def main():
     module = new_module(AnsibleModule, argument_spec=registry.spec('hugepages'),
                         supports_check_mode=True)
-    run_plan(module, lambda: registry.plan('hugepages', module.params, registry.Context.of(module)))
+    registry.run(module, 'hugepages')
 
 
 if __name__ == '__main__':

@@ -91,14 +91,12 @@ extends_documentation_fragment:
   - dbhost.tuning.common.root
   - dbhost.tuning.common.backup
   - dbhost.tuning.common.shadowed
+  - dbhost.tuning.common.linux_only
 attributes:
   check_mode:
     description: Nothing is written and no boot loader command runs; the records say what would be.
   diff_mode:
     description: Returns the before and after text of the drop-in (or of C(/etc/kernel/cmdline)).
-  platform:
-    platforms: [linux]
-    description: On other platforms every record is C(unsupported) and nothing is touched.
 notes:
   - GRUB hosts that keep boot entries as Boot Loader Specification snippets (C(GRUB_ENABLE_BLSCFG=true)) take the
     command line from C(/etc/kernel/cmdline) when it exists; create it (for example from C(grubby --info=DEFAULT))
@@ -228,14 +226,13 @@ diff:
 '''
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import run_plan
 from ansible_collections.dbhost.tuning.plugins.module_utils.state import registry
 
 
 def main():
     module = AnsibleModule(argument_spec=registry.spec('kernel_cmdline'),
                            supports_check_mode=True)
-    run_plan(module, lambda: registry.plan('kernel_cmdline', module.params, registry.Context.of(module)))
+    registry.run(module, 'kernel_cmdline')
 
 
 if __name__ == '__main__':

@@ -225,14 +225,13 @@ diff:
 '''
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import run_plan
 from ansible_collections.dbhost.tuning.plugins.module_utils.state import registry
 
 
 def main():
     module = AnsibleModule(argument_spec=registry.spec('kernel_params'),
                            supports_check_mode=True)
-    run_plan(module, lambda: registry.plan('kernel_params', module.params, registry.Context.of(module)))
+    registry.run(module, 'kernel_params')
 
 
 if __name__ == '__main__':

@@ -271,14 +271,13 @@ diff:
 '''
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import run_plan
 from ansible_collections.dbhost.tuning.plugins.module_utils.state import registry
 
 
 def main():
     module = AnsibleModule(argument_spec=registry.spec('mount_options'),
                            supports_check_mode=True)
-    run_plan(module, lambda: registry.plan('mount_options', module.params, registry.Context.of(module)))
+    registry.run(module, 'mount_options')
 
 
 if __name__ == '__main__':

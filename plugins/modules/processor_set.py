@@ -263,14 +263,13 @@ backup_file:
 '''
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import run_plan
 from ansible_collections.dbhost.tuning.plugins.module_utils.state import registry
 
 
 def main():
     module = AnsibleModule(argument_spec=registry.spec('processor_set'),
                            supports_check_mode=True)
-    run_plan(module, lambda: registry.plan('processor_set', module.params, registry.Context.of(module)))
+    registry.run(module, 'processor_set')
 
 
 if __name__ == '__main__':

@@ -274,7 +274,6 @@ diff:
 '''
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import run_plan
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.options import new_module
 from ansible_collections.dbhost.tuning.plugins.module_utils.state import registry
 
@@ -282,7 +281,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.state import registr
 def main():
     module = new_module(AnsibleModule, argument_spec=registry.spec('resource_limits'),
                         supports_check_mode=True)
-    run_plan(module, lambda: registry.plan('resource_limits', module.params, registry.Context.of(module)))
+    registry.run(module, 'resource_limits')
 
 
 if __name__ == '__main__':

@@ -68,12 +68,10 @@ extends_documentation_fragment:
   - dbhost.tuning.common.root
   - dbhost.tuning.common.backup
   - dbhost.tuning.common.shadowed
+  - dbhost.tuning.common.linux_only
 attributes:
   diff_mode:
     description: Returns the before and after text of O(tmpfiles_file).
-  platform:
-    platforms: [linux]
-    description: On other platforms every record is C(unsupported) and nothing is touched.
 notes:
   - In a container, most of C(/sys) belongs to the host; a write there changes the host.
 seealso:
@@ -180,14 +178,13 @@ diff:
 '''
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import run_plan
 from ansible_collections.dbhost.tuning.plugins.module_utils.state import registry
 
 
 def main():
     module = AnsibleModule(argument_spec=registry.spec('sysfs_attr'),
                            supports_check_mode=True)
-    run_plan(module, lambda: registry.plan('sysfs_attr', module.params, registry.Context.of(module)))
+    registry.run(module, 'sysfs_attr')
 
 
 if __name__ == '__main__':

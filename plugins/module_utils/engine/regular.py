@@ -190,11 +190,12 @@ def make_backup(host, shown=None):
         os.close(source)
 
 
-def _same_owner(fd, info):
+def _same_owner(target, info):
+    """Give ``target`` (a path, or an open file's descriptor) the owner and group of ``info``."""
     try:
-        os.fchown(fd, info.st_uid, info.st_gid)
+        os.chown(target, info.st_uid, info.st_gid)
     except OSError as exc:
-        # Not running as root: the copy keeps our own owner, as Ansible does.
+        # Not running as root: the file keeps our own owner, as Ansible does.
         if exc.errno != errno.EPERM:
             raise
 
@@ -239,12 +240,7 @@ def stale_temps(host, names):
 # ------------------------------------------------------------ the steps of an atomic write
 def copy_metadata(source_stat, path):
     os.chmod(path, stat.S_IMODE(source_stat.st_mode))
-    try:
-        os.chown(path, source_stat.st_uid, source_stat.st_gid)
-    except OSError as exc:
-        # Not running as root: the file keeps our own owner, as Ansible does.
-        if exc.errno != errno.EPERM:
-            raise
+    _same_owner(path, source_stat)
 
 
 def make_folders(folder):

@@ -28,6 +28,7 @@ import os
 import unicodedata
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import PathError, rooted
 
 _NAMED = {
     '\n': 'a newline',
@@ -97,6 +98,18 @@ def check_name(value, option, allow=''):
 def check_path(value, option):
     """A path: as a name, except that the ASCII space is allowed."""
     return check_name(value, option, allow=' ')
+
+
+def check_rooted(root, value, option):
+    """A file an option names (None: not given): a path (check_path) that stays under ``root``
+    when resolved there, links followed; why it does not is an InputError naming the option."""
+    check_path(value, option)
+    if value is not None:
+        try:
+            rooted(root, value)
+        except PathError as exc:
+            raise InputError('%s: %s' % (option, exc))
+    return value
 
 
 def check_root(root, option='root'):

@@ -58,6 +58,17 @@ def parse(text, parse_line):
     return found
 
 
+def key_values(text, separator):
+    """{key: value} of the ``key<separator>value`` lines of ``text``, both sides stripped (a line
+    without ``separator`` is passed over, a later line of a key wins): command output, /proc files."""
+    values = {}
+    for line in (text or '').splitlines():
+        key, sep, value = line.partition(separator)
+        if sep:
+            values[key.strip()] = value.strip()
+    return values
+
+
 def find(lines, key_of, keys=None):
     """{key: [index of each line of that key]} over ``lines``, only for ``keys`` when given."""
     where = {}

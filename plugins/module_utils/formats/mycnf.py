@@ -22,14 +22,13 @@ __metaclass__ = type
 import re
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import keyed
+from ansible_collections.dbhost.tuning.plugins.module_utils.formats import sizes
 
 SERVER_GROUPS = ('mysqld', 'server', 'mariadb', 'mariadbd', 'client-server', 'galera')
 VERSIONED_GROUP_RE = re.compile(r'^(?:mysqld|mariadb|mariadbd)-([0-9]+\.[0-9]+)\Z')
 NAME_RE = re.compile(r'^[A-Za-z][A-Za-z0-9_-]*\Z')
 GROUP_RE = re.compile(r'^[A-Za-z0-9_.-]+\Z')
 PLAIN_RE = re.compile(r'^[A-Za-z0-9_./:+,=@-]+\Z')
-SIZE_RE = re.compile(r'^([0-9]+)([KkMmGgTtPpEe]?)\Z')
-SIZE_FACTORS = {'': 1, 'K': 1 << 10, 'M': 1 << 20, 'G': 1 << 30, 'T': 1 << 40, 'P': 1 << 50, 'E': 1 << 60}
 _BOOL_WORDS = {'on': True, 'off': False, 'true': True, 'false': False, '1': True, '0': False,
                'yes': True, 'no': False}
 _ESCAPES = {'b': '\b', 't': '\t', 'n': '\n', 'r': '\r', '\\': '\\', 's': ' '}
@@ -116,11 +115,11 @@ def value_problem(key, value):
         if text.lower() not in [word.lower() for word in spec[1]]:
             return '%r is not one of %s' % (value, ', '.join(spec[1]))
         return None
-    match = SIZE_RE.match(text)
+    match = sizes.SIZE_RE.match(text)
     if not match or (kind == 'int' and match.group(2)):
         return '%r is not %s' % (value, 'a size (a whole number with an optional K, M or G)' if kind == 'size'
                                  else 'a whole number')
-    number = int(match.group(1)) * SIZE_FACTORS[match.group(2).upper()]
+    number = sizes.in_bytes(match)
     low, high = spec[1], spec[2]
     if not low <= number <= high:
         return '%r is out of range for %s (%d to %d)' % (value, key, low, high)
@@ -276,9 +275,9 @@ def canonical(value):
     if value is None:
         return True
     value = value.strip()
-    size = SIZE_RE.match(value)
+    size = sizes.SIZE_RE.match(value)
     if size and size.group(2):
-        return int(size.group(1)) * SIZE_FACTORS[size.group(2).upper()]
+        return sizes.in_bytes(size)
     boolean = _BOOL_WORDS.get(value.lower())
     if boolean is not None:
         return boolean

@@ -28,15 +28,15 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.dbhost.tuning.plugins.module_utils.formats import sizes
+
 NAME_RE = re.compile(r'^_{0,2}[A-Za-z][A-Za-z0-9_#$]*\Z')
 SID_RE = re.compile(r'^[A-Za-z][A-Za-z0-9_#$]*\Z')
 # Values written without quotes: numbers (with Oracle's K/M/G/T/P/E size suffix) and booleans.
 BARE_VALUE_RE = re.compile(r'^(?:[0-9]+[KkMmGgTtPpEe]?|TRUE|FALSE|true|false)\Z')
 # Values that may stay unquoted when an existing entry was written without quotes.
 PLAIN_WORD_RE = re.compile(r'^[A-Za-z0-9_.$/:+-]+\Z')
-SIZE_RE = re.compile(r'^([0-9]+)([KkMmGgTtPpEe]?)\Z')
 KEYWORD_RE = re.compile(r'^[A-Za-z0-9_$#]+\Z')
-SIZE_FACTORS = {'': 1, 'K': 1 << 10, 'M': 1 << 20, 'G': 1 << 30, 'T': 1 << 40, 'P': 1 << 50, 'E': 1 << 60}
 
 _SPECIAL = ' \t\r\n=(),#"\''
 
@@ -85,7 +85,7 @@ def value_problem(name, values):
         if text.lower() not in [word.lower() for word in spec[1]]:
             return '%r is not one of %s (any case)' % (values[0], ', '.join(spec[1]))
         return None
-    match = SIZE_RE.match(text)
+    match = sizes.SIZE_RE.match(text)
     if not match or (spec[0] == 'int' and match.group(2)):
         return '%r is not %s' % (values[0], 'a size (a whole number with an optional K, M, G, T, P or E)'
                                  if spec[0] == 'size' else 'a whole number')
@@ -370,9 +370,9 @@ def format_entry(scope, name, values):
 def canonical(value):
     """Comparable form of one value: sizes in bytes, keywords upper-case, anything else as is."""
     value = value.strip()
-    size = SIZE_RE.match(value)
+    size = sizes.SIZE_RE.match(value)
     if size:
-        return int(size.group(1)) * SIZE_FACTORS[size.group(2).upper()]
+        return sizes.in_bytes(size)
     if KEYWORD_RE.match(value):
         return value.upper()
     return value

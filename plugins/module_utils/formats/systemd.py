@@ -27,6 +27,7 @@ import os
 import re
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import confd
+from ansible_collections.dbhost.tuning.plugins.module_utils.formats import keyed
 
 SEARCH_DIRS = (
     '/etc/systemd/system',
@@ -285,12 +286,7 @@ def effective_value(files, section, key):
 # ------------------------------------------------------------------ systemctl
 def parse_show(text):
     """``systemctl show -p A -p B unit`` output as {property: value}."""
-    values = {}
-    for line in (text or '').splitlines():
-        key, sep, value = line.partition('=')
-        if sep:
-            values[key.strip()] = value.strip()
-    return values
+    return keyed.key_values(text, '=')
 
 
 def systemd_running(root='/'):

@@ -33,7 +33,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.engine import confd
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import compare
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import FileChange, PathError, read_text, rooted
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import FileChange, read_text, rooted
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import (
     FAILED, UNSUPPORTED, Setting, decide_status)
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import InputError  # noqa: F401 (re-exported)
@@ -101,11 +101,7 @@ class HugePages(Plan):
     # ---------------------------------------------------------------- validation
     def _check_files(self):
         for option, path in (('sysctl_file', self.sysctl_file), ('tmpfiles_file', self.tmpfiles_file)):
-            validate.check_path(path, option)
-            try:
-                rooted(self.root, path)
-            except PathError as exc:
-                raise InputError('%s: %s' % (option, exc))
+            validate.check_rooted(self.root, path, option)
         folder, name = os.path.dirname(self.sysctl_file), os.path.basename(self.sysctl_file)
         if self.sysctl_file != sysctl.SYSCTL_CONF and (folder not in sysctl.SEARCH_DIRS or not name.endswith('.conf')):
             raise InputError('sysctl_file %r is not read at boot: use a *.conf file in one of %s, or %s'

@@ -15,7 +15,7 @@ __metaclass__ = type
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import compare
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import PathError, read_text, rooted
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import read_text, rooted
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import (
     FAILED, UNSUPPORTED, Setting, decide_status, did)
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import InputError  # noqa: F401 (re-exported)
@@ -166,11 +166,7 @@ class KernelParams(LivePlusFile, Plan):
         if not isinstance(params, dict) or not params:
             raise InputError('params must be a non-empty dict of name: value'
                              + (' (or a list of names with state=absent)' if self.state == 'absent' else ''))
-        validate.check_path(self.file, 'file')
-        try:
-            rooted(self.root, self.file)
-        except PathError as exc:
-            raise InputError('file: %s' % exc)
+        validate.check_rooted(self.root, self.file, 'file')
         self.backend.check_file(self.file)
         wanted = {}
         for name, value in params.items():

@@ -27,7 +27,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.formats import proje
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import systemd
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import sysfs
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import FileChange, PathError, rooted
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import FileChange
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import (
     FAILED, PENDING_RESTART, UNSUPPORTED, Setting, decide_status, did)
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import InputError  # noqa: F401 (re-exported)
@@ -126,11 +126,7 @@ class ResourceLimits(Plan):
     def _validate_limits(self):
         if not isinstance(self.raw_limits, (list, tuple)):
             raise InputError('limits must be a list of {domain, type, item, value}')
-        validate.check_path(self.limits_file, 'limits_file')
-        try:
-            rooted(self.root, self.limits_file)
-        except PathError as exc:
-            raise InputError('limits_file: %s' % exc)
+        validate.check_rooted(self.root, self.limits_file, 'limits_file')
         if self.limits_file != limits.LIMITS_CONF and (
                 os.path.dirname(self.limits_file) != limits.LIMITS_D or not self.limits_file.endswith('.conf')):
             raise InputError('limits_file %r is not read by pam_limits: use %s or a *.conf file in %s'

@@ -31,7 +31,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.formats import cmdli
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import tmpfiles
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import tuned
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import PathError, read_text, rooted
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import read_text, rooted
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import (
     FAILED, UNSUPPORTED, Setting, decide_status, did)
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import InputError  # noqa: F401 (re-exported)
@@ -122,11 +122,7 @@ class SysfsAttributes(LivePlusFile, Plan):
     def validate(self):
         if not isinstance(self.raw_attributes, dict) or not self.raw_attributes:
             raise InputError('attributes must be a non-empty dict of sysfs path: value')
-        validate.check_path(self.file, 'tmpfiles_file')
-        try:
-            rooted(self.root, self.file)
-        except PathError as exc:
-            raise InputError('tmpfiles_file: %s' % exc)
+        validate.check_rooted(self.root, self.file, 'tmpfiles_file')
         folder, base = os.path.dirname(self.file), os.path.basename(self.file)
         if folder not in tmpfiles.SEARCH_DIRS or not base.endswith('.conf'):
             raise InputError('tmpfiles_file %r is not read at boot: use a *.conf file in one of %s'

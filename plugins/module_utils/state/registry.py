@@ -47,6 +47,7 @@ from ansible.module_utils.common.validation import (
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.options import shared_options
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import run_plan
 
 PREFIX = 'ansible_collections.dbhost.tuning.plugins.module_utils.'
 
@@ -371,6 +372,12 @@ KINDS = dict((kind.name, kind) for kind in (
 def plan(kind, values, context):
     """The plan of one call of ``kind``: its options (a module's params, a compile step's kwargs) and context."""
     return KINDS[kind].plan(values, context)
+
+
+def run(module, kind):
+    """The end of ``kind``'s module: run_plan (exit_json or fail_json) with the plan made from the
+    module's params and context (Context.of)."""
+    run_plan(module, lambda: plan(kind, module.params, Context.of(module)))
 
 
 # ------------------------------------------------------------------ roles

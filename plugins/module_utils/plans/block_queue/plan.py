@@ -25,7 +25,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platfo
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import sysfs
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import PathError, read_text, rooted
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import read_text, rooted
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import FAILED, UNSUPPORTED, Setting, decide_status, did
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import tuned
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import udev
@@ -120,11 +120,7 @@ class BlockQueue(LivePlusFile, Plan):
             raise InputError('devices must be a non-empty list of selectors with attributes')
         if not self.apply_live and not self.persist:
             raise InputError('apply and persist are both false: there is nothing to do')
-        validate.check_path(self.file, 'file')
-        try:
-            rooted(self.root, self.file)
-        except PathError as exc:
-            raise InputError('file: %s' % exc)
+        validate.check_rooted(self.root, self.file, 'file')
         if os.path.dirname(self.file) not in udev.RULES_DIRS[:3] or not self.file.endswith('.rules'):
             raise InputError('file %r is not read by udev: use a *.rules file in %s'
                              % (self.file, ' or '.join(udev.RULES_DIRS[:3])))

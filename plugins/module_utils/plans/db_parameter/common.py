@@ -118,6 +118,8 @@ class Engine(object):
     live_always_needs_restart = True
     client_name = None
     static_names = frozenset()
+    # how read_included's errors name an include loop and a chain too deep
+    INCLUDE_ERRORS = ('include loop', 'includes nested deeper')
 
     def __init__(self, plan):
         self.plan = plan
@@ -181,6 +183,25 @@ class Engine(object):
         self.files.append(config)
         self.file_by_shown[shown] = config
         return config
+
+    def read_included(self, shown, override, chain):
+        """The text of ``shown`` (None: there is no such file), reached through the files of
+        ``chain``; a loop or a chain deeper than MAX_INCLUDE_DEPTH is refused, in the
+        words of INCLUDE_ERRORS."""
+        loop, deeper = self.INCLUDE_ERRORS
+        if shown in chain:
+            raise InputError('%s: %s includes itself through %s' % (loop, shown, ' -> '.join(chain)))
+        if len(chain) > MAX_INCLUDE_DEPTH:
+            raise InputError('%s than %d at %s' % (deeper, MAX_INCLUDE_DEPTH, shown))
+        return self.read(shown, override)
+
+    def add_parsed(self, shown, text, parse, error, auto=False):
+        """add_file(), then what ``parse(text, shown)`` reads of it; the format's ``error`` becomes an InputError."""
+        self.add_file(shown, text, auto)
+        try:
+            return parse(text, shown)
+        except error as exc:
+            raise InputError(str(exc))
 
     def locate(self):
         """Find and read the configuration the server starts from (before the live read)."""

@@ -21,8 +21,7 @@ import re
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import mycnf
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter.common import (
-    MAX_INCLUDE_DEPTH, Engine, LiveValue, plain_value)
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter.common import Engine, LiveValue, plain_value
 
 
 # Where the distributions install the server (MariaDB's name first, then MySQL's).
@@ -78,6 +77,7 @@ def option_problem(key, known):
 
 class MysqlEngine(Engine):
     name = 'mysql'
+    INCLUDE_ERRORS = ('!include loop', '!include nested deeper')
     static_names = mycnf.STATIC
     client_name = 'mysql'
 
@@ -149,20 +149,11 @@ class MysqlEngine(Engine):
         self._visit(self.plan.path, override, [])
 
     def _visit(self, shown, override, chain):
-        if shown in chain:
-            raise InputError('!include loop: %s includes itself through %s' % (shown, ' -> '.join(chain)))
-        if len(chain) > MAX_INCLUDE_DEPTH:
-            raise InputError('!include nested deeper than %d at %s' % (MAX_INCLUDE_DEPTH, shown))
-        text = self.read(shown, override)
+        text = self.read_included(shown, override, chain)
         if text is None:
             self.notes.append('%s is included but does not exist' % shown)
             return
-        self.add_file(shown, text)
-        try:
-            items = mycnf.parse(text, shown)
-        except mycnf.CnfError as exc:
-            raise InputError(str(exc))
-        for item in items:
+        for item in self.add_parsed(shown, text, mycnf.parse, mycnf.CnfError):
             self.items.append(item)
             if item.kind == 'include':
                 self._visit(self.include_path(shown, item.path), override, chain + [shown])

@@ -25,8 +25,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import (
     FAILED, PENDING_RESTART, Setting, decide_status)
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import oracle_pfile as pfile
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter.common import (
-    MAX_INCLUDE_DEPTH, Engine, LiveValue, plain_value)
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter.common import Engine, LiveValue, plain_value
 
 # Oracle parameters that only a restart changes (ISSYS_MODIFIABLE = FALSE); used for the
 # wording when v$parameter cannot be asked.  Every pfile or SCOPE=SPFILE change waits for
@@ -42,6 +41,7 @@ ORACLE_STATIC = frozenset([
 
 class OracleEngine(Engine):
     name = 'oracle'
+    INCLUDE_ERRORS = ('IFILE loop', 'IFILE nesting deeper')
     static_names = ORACLE_STATIC
 
     def __init__(self, plan):
@@ -154,20 +154,11 @@ class OracleEngine(Engine):
         self._visit(self.plan.path, override, [], None)
 
     def _visit(self, shown, override, chain, origin):
-        if shown in chain:
-            raise InputError('IFILE loop: %s includes itself through %s' % (shown, ' -> '.join(chain)))
-        if len(chain) > MAX_INCLUDE_DEPTH:
-            raise InputError('IFILE nesting deeper than %d at %s' % (MAX_INCLUDE_DEPTH, shown))
-        text = self.read(shown, override)
+        text = self.read_included(shown, override, chain)
         if text is None:
             raise InputError('%s names the parameter file %s, which does not exist (the instance would not start)'
                              % (origin, shown))
-        self.add_file(shown, text)
-        try:
-            entries = pfile.parse(text, shown)
-        except pfile.PfileError as exc:
-            raise InputError(str(exc))
-        for entry in entries:
+        for entry in self.add_parsed(shown, text, pfile.parse, pfile.PfileError):
             self.entries.append(entry)
             if entry.name == 'ifile' and entry.applies_to(self.sid):
                 for value in entry.values:

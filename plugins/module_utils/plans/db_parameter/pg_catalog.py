@@ -11,8 +11,8 @@ enum values); ``catalog_for(major, described, binary)`` picks it, best source fi
    context, type and range in this very build.  It leaves out the units, the enum values
    and the parameters the sample does not list (developer options, application_name):
    those come from the shipped table of the same or the nearest major;
-2. the shipped table of that major (pg_settings_<major>.py, written by
-   scripts/pg-settings-table.py from a real server of that version);
+2. the shipped table of that major (pg_settings.TABLES, written by
+   scripts/pg-settings-table.py from a real server of each version);
 3. a major between two tables (14, 16): both merged, a name either of them knows is
    accepted and the looser range kept, so that nothing that server takes is refused;
 4. a major outside the tables: the nearest table's types, and names are not refused (a
@@ -35,11 +35,9 @@ import difflib
 import re
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import postgresql_conf as pgconf
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter import pg_settings_13
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter import pg_settings_15
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter import pg_settings_17
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter import pg_settings
 
-TABLES = dict((table.MAJOR, table) for table in (pg_settings_13, pg_settings_15, pg_settings_17))
+TABLES = pg_settings.TABLES
 # The words an enum that takes on and off also takes (guc_tables.c lists them hidden).
 _HIDDEN_BOOLEANS = ('true', 'false', 'yes', 'no', '1', '0')
 _NUMBER = re.compile(r'^\s*(?P<number>[-+]?(?:0[xX][0-9A-Fa-f]+|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?))'
@@ -75,7 +73,7 @@ def _number(text):
 
 
 def parse_table(text):
-    """{lower-case name: Setting} of a shipped table (pg_settings_<major>.TABLE)."""
+    """{lower-case name: Setting} of a shipped table (pg_settings.TABLES[major].TABLE)."""
     found = {}
     for line in text.splitlines():
         fields = line.split(' ')

@@ -25,7 +25,7 @@ import re
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import PathError, check_regular, rooted
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import check_regular
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import mycnf
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import oracle_pfile as pfile
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.base import Plan
@@ -116,12 +116,8 @@ class DbParameter(Plan):
 
     def _check_options(self, engine_class):
         for option in ('path', 'oracle_home'):
-            value = validate.check_path(getattr(self, option), option)
+            value = validate.check_rooted(self.root, getattr(self, option), option)
             if value is not None:
-                try:
-                    rooted(self.root, value)
-                except PathError as exc:
-                    raise InputError('%s: %s' % (option, exc))
                 setattr(self, option, os.path.normpath(value))
         if self.oracle_sid is not None and not pfile.SID_RE.match(self.oracle_sid):
             raise InputError('oracle_sid %r is not an instance name' % (self.oracle_sid,))

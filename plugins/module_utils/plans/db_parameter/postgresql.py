@@ -24,8 +24,7 @@ import time
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import postgresql_conf as pgconf
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter import pg_catalog
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter.common import (
-    MAX_INCLUDE_DEPTH, Engine, LiveValue, plain_value)
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter.common import Engine, LiveValue, plain_value
 
 # Where a distribution installs the server of one major version (Debian, then PGDG's RPMs).
 SERVER_BINARIES = ('/usr/lib/postgresql/%s/bin/postgres', '/usr/pgsql-%s/bin/postgres')
@@ -159,29 +158,15 @@ class PostgresqlEngine(Engine):
         if self.auto_conf not in self.file_by_shown:
             text = self.read(self.auto_conf, override)
             if text is not None:
-                self.add_file(self.auto_conf, text, auto=True)
-                self.entries.extend(self._parse_into(self.auto_conf, text))
-
-    @staticmethod
-    def _parse_into(shown, text):
-        try:
-            entries = pgconf.parse(text, shown)
-        except pgconf.ConfError as exc:
-            raise InputError(str(exc))
-        return entries
+                self.entries.extend(self.add_parsed(self.auto_conf, text, pgconf.parse, pgconf.ConfError, auto=True))
 
     def _visit(self, shown, override, chain, origin, required):
-        if shown in chain:
-            raise InputError('include loop: %s includes itself through %s' % (shown, ' -> '.join(chain)))
-        if len(chain) > MAX_INCLUDE_DEPTH:
-            raise InputError('includes nested deeper than %d at %s' % (MAX_INCLUDE_DEPTH, shown))
-        text = self.read(shown, override)
+        text = self.read_included(shown, override, chain)
         if text is None:
             if required:
                 raise InputError('%s includes %s, which does not exist (the server would not start)' % (origin, shown))
             return  # include_if_exists: a missing file is normal
-        self.add_file(shown, text)
-        for entry in self._parse_into(shown, text):
+        for entry in self.add_parsed(shown, text, pgconf.parse, pgconf.ConfError):
             where = '%s line %d' % (shown, entry.line)
             if entry.name == 'include':
                 self._visit(self.include_path(shown, entry.value), override, chain + [shown], where, True)

@@ -17,6 +17,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.engine import numa
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import read_text, rooted
+from ansible_collections.dbhost.tuning.plugins.module_utils.formats import keyed
 
 SET_NAME = re.compile(r'^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}\Z')
 _NODE_SPEC = re.compile(r'^node:(.*)\Z', re.DOTALL)
@@ -135,12 +136,7 @@ def topology_report(topology):
 # ------------------------------------------------------------------ processes
 def parse_status(text):
     """/proc/PID/status -> {field: value text}."""
-    fields = {}
-    for line in (text or '').splitlines():
-        key, sep, value = line.partition(':')
-        if sep:
-            fields[key.strip()] = value.strip()
-    return fields
+    return keyed.key_values(text, ':')
 
 
 class ProcessMatcher(object):

@@ -420,8 +420,10 @@ def test_bad_input_is_refused_before_anything_changes(tmp_path, run_module, args
 @pytest.mark.parametrize('engine, path, content, message', [
     ('oracle', ORCL, "*.db_name='orcl\n", 'quote'),
     ('oracle', ORCL, "IFILE='/u01/missing.ora'\n", 'does not exist'),
-    ('oracle', ORCL, "IFILE='%s'\n" % ORCL, 'IFILE loop'),
+    ('oracle', ORCL, "IFILE='%s'\n" % ORCL, 'IFILE loop: %s includes itself through %s' % (ORCL, ORCL)),
     ('postgresql', PGCONF, "include 'missing.conf'\n", 'does not exist'),
+    ('postgresql', PGCONF, "include '%s'\n" % PGCONF, 'include loop: %s includes itself through %s' % (PGCONF, PGCONF)),
+    ('mysql', MYCNF, '!include %s\n' % MYCNF, '!include loop: %s includes itself through %s' % (MYCNF, MYCNF)),
     ('postgresql', PGCONF, "shared_buffers = '1GB\n", 'not closed'),
     ('mysql', MYCNF, 'port = 3306\n', 'before any [group]'),
 ])

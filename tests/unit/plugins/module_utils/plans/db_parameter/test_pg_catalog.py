@@ -11,6 +11,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import importlib.util
 import os
 
 import pytest
@@ -18,6 +19,7 @@ import pytest
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import postgresql_conf as pgconf
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter import pg_catalog
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter import pg_settings
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter import plan as dbp
 from ansible_collections.dbhost.tuning.tests.unit.helpers import digest, put
 
@@ -39,6 +41,69 @@ def test_every_table_is_of_its_major_and_names_where_it_came_from():
         assert settings['shared_buffers'].unit == '8kB' and settings['shared_buffers'].context == 'postmaster'
         assert settings['work_mem'].vartype == 'integer' and settings['work_mem'].low == 64
         assert settings['application_name'].sample is False and settings['work_mem'].sample is True
+
+
+# What the servers themselves say differs between the majors (read from each table as shipped):
+# (name, field) -> {major: value}; None: the major has no such parameter.
+DIFFERENCES = {
+    ('allow_alter_system', 'vartype'): {13: None, 15: None, 17: 'bool'},           # only in 17
+    ('stats_temp_directory', 'vartype'): {13: 'string', 15: None, 17: None},       # removed after 13
+    ('old_snapshot_threshold', 'context'): {13: 'postmaster', 15: 'postmaster', 17: None},  # removed in 17
+    ('wal_compression', 'vartype'): {13: 'bool', 15: 'enum', 17: 'enum'},         # a type changed in 15
+    ('wal_compression', 'enumvals'): {13: None, 15: ('pglz', 'lz4', 'zstd', 'on', 'off'),
+                                      17: ('pglz', 'lz4', 'zstd', 'on', 'off')},
+    ('restore_command', 'context'): {13: 'postmaster', 15: 'sighup', 17: 'sighup'},  # a context changed
+    ('maintenance_work_mem', 'low'): {13: 1024, 15: 1024, 17: 64},                 # a range changed in 17
+    ('force_parallel_mode', 'sample'): {13: True, 15: False, 17: None},            # unlisted in 15, then gone
+    ('server_version_num', 'low'): {13: 130016, 15: 150018, 17: 170012},
+    ('work_mem', 'unit'): {13: 'kB', 15: 'kB', 17: 'kB'},                          # the same in every major
+}
+
+
+@pytest.mark.parametrize('name, field', sorted(DIFFERENCES))
+def test_each_major_table_holds_that_majors_own_values(name, field):
+    found = {}
+    for major in (13, 15, 17):
+        setting = pg_catalog.parse_table(pg_catalog.TABLES[major].TABLE).get(name)
+        found[major] = None if setting is None else getattr(setting, field)
+    assert found == DIFFERENCES[(name, field)]
+
+
+def test_each_major_table_is_whole_sorted_and_of_its_major():
+    for major, count in ((13, 332), (15, 354), (17, 381)):
+        table = pg_catalog.TABLES[major]
+        lines = table.TABLE.splitlines()
+        assert table.MAJOR == major and lines[0] == '' and table.TABLE.endswith(' 0\n')
+        assert len(lines) - 1 == count and lines[1:] == sorted(lines[1:])
+        assert all(len(line.split(' ')) == 8 for line in lines[1:])
+
+
+def _table_script():
+    checkout = os.path.abspath(os.path.join(os.path.dirname(pg_settings.__file__), *['..'] * 4))
+    path = os.path.join(checkout, 'scripts', 'pg-settings-table.py')
+    spec = importlib.util.spec_from_file_location('pg_settings_table', path)
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    return script
+
+
+def test_the_shipped_tables_are_what_the_script_writes_from_them(tmp_path):
+    """pg_settings.py is the script's output byte for byte, and a major it writes again
+    replaces that one table only."""
+    script = _table_script()
+    with open(pg_settings.__file__) as handle:
+        shipped = handle.read()
+    tables = script.load_tables(pg_settings.__file__)
+    assert script.render(tables) == shipped
+    lines = list(tables[15][1])
+    lines.remove([line for line in lines if line.startswith('work_mem ')][0])
+    lines.append('zz_new_setting user bool - - - - 1')
+    tables[15] = ('PostgreSQL 15.99 elsewhere', sorted(lines))
+    written = tmp_path / 'pg_settings.py'
+    written.write_text(script.render(tables))
+    again = script.load_tables(str(written))
+    assert again == tables
+    assert '- work_mem' in written.read_text() and '+ zz_new_setting user bool - - - - 1' in written.read_text()
 
 
 @pytest.mark.parametrize('major, name, known', [

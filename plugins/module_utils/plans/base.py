@@ -18,7 +18,8 @@ words them.
 
 LivePlusFile is the one write flow of the kinds whose values live in kernel pseudo-files and
 persist in one file of ours (kernel_params, sysfs_attr, block_queue): a mixin that gives them
-apply() over a few hooks of their own.
+apply() over a few hooks of their own.  hugepages and mount_options keep their own apply():
+their class docstrings say how their flows differ.
 """
 
 from __future__ import absolute_import, division, print_function

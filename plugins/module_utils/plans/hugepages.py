@@ -55,7 +55,18 @@ ON_SHORT = ('fail', 'warn')
 
 
 class HugePages(Plan):
-    """The hugepages module's plan: each pool's count, live and persisted."""
+    """The hugepages module's plan: each pool's count, live and persisted.
+
+    Not on LivePlusFile (plans/base.py), whose flow it differs from where a pool is not a value:
+    its count persists in one of two files (sysctl.d for the default size without a node,
+    tmpfiles.d for the others), each with its backup; the files hold the count asked for, planned
+    before the live write and kept when the kernel allocates fewer pages or refuses the write (the
+    next boot allocates before memory fragments), where LivePlusFile writes what the system took
+    and leaves a refused value out; a pool this host lacks is not persisted at all, where
+    LivePlusFile persists a key it cannot set now; and a short allocation compacts memory and
+    writes again.  Moving it there would take a switch in LivePlusFile for each of these, for
+    this kind alone.
+    """
 
     source = 'task option: hugepages.pages'
 

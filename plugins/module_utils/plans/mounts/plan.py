@@ -71,6 +71,13 @@ class Mount(object):
 class MountOptions(Plan):
     """One run of the mount_options module: validate, plan, write, remount, report.
 
+    Not on LivePlusFile (plans/base.py): a remount is not a live write of a value.  The file is
+    written first (mount(8) merges the fstab line's options into a remount), then one command per
+    mount point changes every option of it at once, and what is live is read back from the mount
+    table as a whole, not key by key; a refused remount takes back the line already written, and a
+    write is followed by ``systemctl daemon-reload``.  LivePlusFile writes live values one by one
+    and then the file from what the system took.
+
     ``mounts``: a list of {path, present, absent}.  ``live_root``: where /proc (Linux) or
     /etc/mnttab (SunOS) are read from; None when the live state is not managed (a ``root``
     other than ``/``: remounting would act on the running host, not on the image).

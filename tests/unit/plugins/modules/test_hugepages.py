@@ -190,6 +190,18 @@ def test_kernel_refusal(root, run_module, monkeypatch):
     assert records(result)['hugepages-2048kB']['status'] == 'failed'
 
 
+def test_kernel_refusal_keeps_the_count_asked_in_the_file(root, run_module, monkeypatch):
+    """Unlike LivePlusFile's kinds (a refused value is left out of their file), the pool's file is planned
+    before the live write and keeps the count asked for: the next boot allocates it (HugePages' docstring)."""
+    class Refusing(FakeKernel):
+        def write_count(self, local_path, count):
+            raise OSError(22, 'Invalid argument')
+    monkeypatch.setattr(_hugepages, 'Kernel', lambda root_path: Refusing(root))
+    result = run_module(hugepages, {'pages': [{'count': 8}], 'root': root})
+    assert result['failed'] is True
+    assert 'vm.nr_hugepages = 8' in read(root, SYSCTL_FILE)
+
+
 def test_shrinking_pools_are_written_before_growing_ones(root, kernel, run_module):
     put(root, N0_2M, '100\n')
     run_module(hugepages, {'pages': [{'count': 50, 'node': 1}, {'count': 10, 'node': 0}], 'root': root})

@@ -47,7 +47,7 @@ class DesiredState(object):
         self.notes = []
         self.messages = []
         self.sizing = None   # the shared memory sizing (sizing/shm.py), exported as shared_memory_settings
-        self.numa_node = None   # the processor set's one NUMA node, which shared_memory sizes huge pages on
+        self.given = {}   # {role: {option: value}}: what other roles' compile steps give its own (Role.gives)
         self._index = {}
 
     def add(self, kind, key, desired, comparison, owner, source, namespace=None):
@@ -132,15 +132,24 @@ def compile_state(roles, inputs, facts):
         raise InputError('roles: %s is not one of %s' % (', '.join(unknown), ', '.join(ROLES)))
     state = DesiredState()
     order = [role for role in ROLES if role in roles]
-    # A role that feeds another (processor_sets: its NUMA node sizes shared_memory's huge pages) compiles
-    # first; the role it feeds is compiled even when not listed, once there is something to feed it.
-    feeding = [role for role in order if registry.ROLES[role].uses]
-    for role in feeding + [role for role in order if role not in feeding]:
-        registry.ROLES[role].compile(state, inputs, facts)
-    if state.numa_node is not None and 'shared_memory' not in order:
-        registry.ROLES['shared_memory'].compile(state, inputs, facts)
+    # A role that gives another something (Role.gives: processor_sets' NUMA node sizes shared_memory's huge
+    # pages) compiles first; the role it gives to is compiled even when not listed, once it was given something.
+    giving = [role for role in order if registry.ROLES[role].gives]
+    for role in giving + [role for role in order if role not in giving]:
+        _compile_role(state, registry.ROLES[role], inputs, facts)
+    for role in ROLES:
+        if role not in order and role in state.given:
+            _compile_role(state, registry.ROLES[role], inputs, facts)
     _distribute_kernel_params(state)
     return state
+
+
+def _compile_role(state, role, inputs, facts):
+    """Run one role's compile step; what it gives another role's (Role.gives) is kept for that one."""
+    value = role.compile(state, inputs, facts)
+    if role.gives and value is not None:
+        target, option = role.gives
+        state.given.setdefault(target, {})[option] = value
 
 
 def _distribute_kernel_params(state):

@@ -24,7 +24,9 @@ source: ``spec(name)`` for any of them.
 A ROLE's entry holds its compile step ``compile(state, inputs, facts)`` (state/compile/<role>.py),
 the host facts it needs (engine/host_facts.py subsets), why a listed role can plan nothing
 (``nothing_asked``), whether a host that names no roles uses it (``wanted``, from the role's
-variables), and the roles whose variables it reads too (``uses``: the action plugin sends them).
+variables), the roles whose variables it reads too (``uses``: the action plugin sends them), and
+what its compile step gives another role's (``gives``: processor_sets' NUMA node, shared_memory's
+``numa_node``).
 ROLES is in merge order: on equal values the first role keeps a key (state/desired.py).
 
 Plans and compile steps are imported where they are used, so that a module loads only its own
@@ -379,7 +381,10 @@ def run(module, kind):
 
 
 # ------------------------------------------------------------------ roles
-Role = namedtuple('Role', 'name compile facts nothing_asked wanted uses')
+# gives: None, or (role, option): what the compile step returns (when not None) goes to that role's
+# compile step as that keyword (state.given); the giving role compiles first, and the role it gives to
+# is compiled even when not listed once it has been given something (state/desired.py compile_state)
+Role = namedtuple('Role', 'name compile facts nothing_asked wanted uses gives')
 
 
 def _compile_kernel_params(state, inputs, facts):
@@ -389,7 +394,8 @@ def _compile_kernel_params(state, inputs, facts):
 
 def _compile_shared_memory(state, inputs, facts):
     from ansible_collections.dbhost.tuning.plugins.module_utils.state.compile.shared_memory import compile_shared_memory
-    state.sizing = compile_shared_memory(state, inputs.get('shared_memory', {}), facts, state.numa_node)
+    state.sizing = compile_shared_memory(state, inputs.get('shared_memory', {}), facts,
+                                         **state.given.get('shared_memory', {}))
 
 
 def _compile_block_queue(state, inputs, facts):
@@ -405,7 +411,7 @@ def _compile_direct_io(state, inputs, facts):
 def _compile_processor_sets(state, inputs, facts):
     from ansible_collections.dbhost.tuning.plugins.module_utils.state.compile.processor_sets import (
         compile_processor_sets)
-    state.numa_node = compile_processor_sets(state, inputs.get('processor_sets', {}), facts)
+    return compile_processor_sets(state, inputs.get('processor_sets', {}), facts)   # the set's one NUMA node
 
 
 def _has_cpus(variables):
@@ -416,18 +422,18 @@ def _has_cpus(variables):
 ROLE_LIST = (
     Role('kernel_params', _compile_kernel_params, facts=(),
          nothing_asked='kernel_params_profile is none and kernel_params_settings is empty',
-         wanted=lambda v: True, uses=()),
+         wanted=lambda v: True, uses=(), gives=None),
     Role('shared_memory', _compile_shared_memory, facts=('memory', 'hugepages'), nothing_asked=None,
-         wanted=lambda v: v.get('shared_memory_size') not in (None, ''), uses=()),
+         wanted=lambda v: v.get('shared_memory_size') not in (None, ''), uses=(), gives=None),
     Role('block_queue', _compile_block_queue, facts=(), nothing_asked='block_queue_devices is empty',
-         wanted=lambda v: bool(v.get('block_queue_devices')), uses=()),
+         wanted=lambda v: bool(v.get('block_queue_devices')), uses=(), gives=None),
     Role('direct_io', _compile_direct_io, facts=('mounts',),
          nothing_asked='direct_io_mounts and direct_io_databases are empty, or no mount has an option for its '
                        'file system type',
-         wanted=lambda v: bool(v.get('direct_io_mounts') or v.get('direct_io_databases')), uses=()),
+         wanted=lambda v: bool(v.get('direct_io_mounts') or v.get('direct_io_databases')), uses=(), gives=None),
     # its set's one NUMA node sizes shared_memory's huge pages (processor_sets_shared_memory)
     Role('processor_sets', _compile_processor_sets, facts=('memory', 'hugepages', 'numa'), nothing_asked=None,
-         wanted=_has_cpus, uses=('shared_memory',)),
+         wanted=_has_cpus, uses=('shared_memory',), gives=('shared_memory', 'numa_node')),
 )
 ROLES = dict((role.name, role) for role in ROLE_LIST)
 ROLE_NAMES = tuple(role.name for role in ROLE_LIST)

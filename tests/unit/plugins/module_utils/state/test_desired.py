@@ -239,3 +239,55 @@ def test_one_role_planning_a_key_twice_is_refused():
         state.add('kernel_params', 'vm.swappiness', '1', 'exact', 'kernel_params', 'kernel_params_params')
     assert str(error.value) == 'kernel_params plans vm.swappiness twice'
     assert [(r['key'], r['desired']) for r in state.records] == [('vm.swappiness', '10')]
+
+
+def _numa_inputs(root, share):
+    """processor_sets binding postgresql to node 1 (its CPUs 2-3), with or without its huge pages there."""
+    return with_defaults({
+        'processor_sets': {'processor_sets_cpus': 'node:1', 'processor_sets_service': 'postgresql',
+                           'processor_sets_shared_memory': share, 'processor_sets_root': root},
+        'shared_memory': {'shared_memory_engine': 'postgresql', 'shared_memory_size': '40%',
+                          'shared_memory_root': root, 'shared_memory_user': ''}})
+
+
+def _numa_facts():
+    return dict(facts(64 * GIB), numa={'nodes': {'0': {'cpus': '0-1'}, '1': {'cpus': '2-3'}}})
+
+
+def _compiled(state):
+    return ([(call.kind, call.owner, call.label, call.kwargs) for call in state.calls], state.as_list(),
+            state.sizing)
+
+
+@pytest.mark.parametrize('roles', [['processor_sets'], ['shared_memory', 'processor_sets'],
+                                   ['processor_sets', 'shared_memory']])
+def test_the_processor_set_node_sizes_shared_memory_listed_or_not(root, roles):
+    """processor_sets_shared_memory: the set's one NUMA node is the huge page pools' node, and shared_memory
+    is compiled for it even when not listed; the same desired state whichever way the roles are listed."""
+    state = desired.compile_state(roles, _numa_inputs(root, True), _numa_facts())
+    pages = [call.kwargs['pages'] for call in state.calls if call.kind == 'hugepages']
+    assert pages == [[{'size': HUGE_2M, 'count': 13240, 'node': 1}]]
+    assert state.sizing['hugepages'] == [{'size': HUGE_2M, 'count': 13240, 'node': 1}]
+    assert [call.kind for call in state.calls] == ['processor_set', 'kernel_params', 'hugepages', 'resource_limits',
+                                                   'sysfs_attr']
+    assert _compiled(state) == _compiled(desired.compile_state(['processor_sets'], _numa_inputs(root, True),
+                                                               _numa_facts()))
+
+
+def test_without_processor_sets_shared_memory_shared_memory_is_not_compiled_unless_listed(root):
+    state = desired.compile_state(['processor_sets'], _numa_inputs(root, False), _numa_facts())
+    assert [call.kind for call in state.calls] == ['processor_set'] and state.sizing is None
+    listed = desired.compile_state(['shared_memory', 'processor_sets'], _numa_inputs(root, False), _numa_facts())
+    assert [call.kwargs['pages'] for call in listed.calls if call.kind == 'hugepages'] == [
+        [{'size': HUGE_2M, 'count': 13240}]]
+
+
+def test_compile_state_names_no_role():
+    """Which role feeds which is the registry's (Role.gives), not a branch of compile_state."""
+    import ast
+    with open(desired.__file__.replace('.pyc', '.py')) as handle:
+        tree = ast.parse(handle.read())
+    body = next(node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == 'compile_state')
+    strings = [node.value for node in ast.walk(body) if isinstance(node, ast.Constant) and isinstance(node.value, str)]
+    assert not set(strings) & set(desired.ROLES)
+    assert not hasattr(desired.DesiredState(), 'numa_node')

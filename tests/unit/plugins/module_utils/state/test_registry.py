@@ -180,3 +180,11 @@ def test_default_roles_and_facts_come_from_the_role_entries():
         'kernel_params', 'processor_sets']
     assert registry.ROLES['direct_io'].facts == ('mounts',)
     assert registry.ROLES['processor_sets'].uses == ('shared_memory',)
+
+
+def test_a_role_gives_only_to_a_role_whose_variables_it_has_sent():
+    """A role's compile step gives another's (Role.gives) only one the action plugin sends it (uses)."""
+    givers = dict((role.name, role.gives) for role in registry.ROLE_LIST if role.gives)
+    assert givers == {'processor_sets': ('shared_memory', 'numa_node')}
+    for name, (target, option) in givers.items():
+        assert target in registry.ROLES[name].uses and target in registry.ROLE_NAMES

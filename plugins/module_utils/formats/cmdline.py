@@ -32,6 +32,7 @@ __metaclass__ = type
 import os
 import re
 import shlex
+from collections import namedtuple
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import numa
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import sysfs
@@ -142,7 +143,7 @@ class BootLine(object):
         return mode
 
     def isolation(self):
-        """{'isolcpus': (CPUs, flags) or None, 'nohz_full': (CPUs, ()) or None}, the last of each
+        """{'isolcpus': Isolated or None, 'nohz_full': Isolated (no flags) or None}, the last of each
         counting: ``isolcpus=[flag,...,]<cpu-list>`` (no flag means ``domain``) and
         ``nohz_full=<cpu-list>``.  CmdlineError for a value the kernel does not take."""
         found = {'isolcpus': None, 'nohz_full': None}
@@ -150,8 +151,12 @@ class BootLine(object):
             if name == 'isolcpus' and value:
                 found['isolcpus'] = _isolcpus(value)
             elif name == 'nohz_full' and value:
-                found['nohz_full'] = (_cpu_list('nohz_full', value), ())
+                found['nohz_full'] = Isolated(_cpu_list('nohz_full', value), ())
         return found
+
+
+# CPUs a boot parameter takes away from the scheduler, and its flags (isolcpus=nohz,domain,...).
+Isolated = namedtuple('Isolated', 'cpus flags')
 
 
 def _isolcpus(value):
@@ -161,7 +166,7 @@ def _isolcpus(value):
         if words[0] not in ISOLCPUS_FLAGS:
             raise CmdlineError('isolcpus=%s: unknown flag %r (the kernel ignores the whole parameter)' % (value, words[0]))
         flags.append(words.pop(0))
-    return _cpu_list('isolcpus', ','.join(words), value), tuple(flags) or ('domain',)
+    return Isolated(_cpu_list('isolcpus', ','.join(words), value), tuple(flags) or ('domain',))
 
 
 def _cpu_list(name, text, whole=None):

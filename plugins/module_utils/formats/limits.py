@@ -27,6 +27,7 @@ __metaclass__ = type
 
 import os
 import re
+from collections import namedtuple
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import keyed
 
@@ -231,16 +232,20 @@ def boot_files(root='/', extra=None):
     return result
 
 
+# The value a limits file gives one side of a limit, and that file (both None when no file does).
+Effective = namedtuple('Effective', 'value path')
+
+
 def effective(files, domain, item):
-    """{'soft': (value, file), 'hard': (value, file)} for a domain and item; later lines win."""
-    found = {'soft': (None, None), 'hard': (None, None)}
+    """{'soft': Effective, 'hard': Effective} for a domain and item; later lines win."""
+    found = {'soft': Effective(None, None), 'hard': Effective(None, None)}
     for shown, text in files:
         for entry in parse(text):
             if entry.domain != domain or entry.item != item:
                 continue
             kinds = ('soft', 'hard') if entry.type == '-' else (entry.type,)
             for kind in kinds:
-                found[kind] = (normalize_value(item, entry.value), shown)
+                found[kind] = Effective(normalize_value(item, entry.value), shown)
     return found
 
 

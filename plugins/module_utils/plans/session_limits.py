@@ -78,7 +78,7 @@ class SessionLimits(object):
         domain, dummy, item = key
         if not is_user_domain(domain):
             same = limits.effective(files, domain, item)
-            return dict((side, Found(same[side][0], same[side][1], '%s in %s' % (domain, same[side][1])))
+            return dict((side, Found(same[side].value, same[side].path, '%s in %s' % (domain, same[side].path)))
                         for side in ('soft', 'hard'))
         resolved = pam_limits.resolve(files, self.accounts.get(domain), item, name=domain)
         if resolved.stopped is not None:
@@ -109,7 +109,7 @@ class SessionLimits(object):
     def _ours_match(self, before, key, value):
         ours = limits.effective([(self.limits_file, before or '')], key[0], key[2])
         want = limits.normalize_value(key[2], value)
-        return all(ours[side][0] is not None and str(ours[side][0]) == str(want) for side in sides(key))
+        return all(ours[side].value is not None and str(ours[side].value) == str(want) for side in sides(key))
 
     def _to_write(self, found, key, value):
         """The value of our line: the desired one, or under the minimum rule for ``-`` (both

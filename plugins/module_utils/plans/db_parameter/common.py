@@ -16,6 +16,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import os
+from collections import namedtuple
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
@@ -32,6 +33,12 @@ class ConfigFile(object):
         self.local = local
         self.text = text
         self.auto = auto
+
+
+# What the next start-up reads for a parameter (values for Oracle's list parameters), and where
+# (a file and line, the spfile); both None when no file sets it.
+Persisted = namedtuple('Persisted', 'value where')
+NOT_PERSISTED = Persisted(None, None)
 
 
 class LiveValue(object):

@@ -48,7 +48,7 @@ class FileStore(object):
         seq = 0
         for key in sorted(desired):
             want = desired[key]
-            if engine.same(key, before[key][0], want, live.get(key)):
+            if engine.same(key, before[key].value, want, live.get(key)):
                 continue
             changed.append(key)
             for source, start, end, text in engine.edits(key, want):
@@ -113,7 +113,7 @@ class FileStore(object):
         engine = self.engine
         check_mode = self.plan.check_mode
         before_value, before_where = before
-        persisted_value = before_value if check_mode else after[0]
+        persisted_value = before_value if check_mode else after.value
         info, unknown = live_info(live, key)
         target = (written or [before_where.split(' line ')[0] if before_where else self.plan.path])[0]
         details = []

@@ -21,7 +21,8 @@ import re
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import mycnf
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter.common import Engine, LiveValue, plain_value
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter.common import (
+    NOT_PERSISTED, Engine, LiveValue, Persisted, plain_value)
 
 
 # Where the distributions install the server (MariaDB's name first, then MySQL's).
@@ -180,9 +181,9 @@ class MysqlEngine(Engine):
     def persisted(self, key):
         winner = self.winner(key)
         if winner is None:
-            return None, None
+            return NOT_PERSISTED
         value = 'ON' if winner.value is None else winner.value
-        return value, '%s line %d [%s]' % (winner.source, winner.line, winner.group)
+        return Persisted(value, '%s line %d [%s]' % (winner.source, winner.line, winner.group))
 
     def edits(self, key, want):
         winner = self.winner(key)

@@ -25,7 +25,8 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import (
     FAILED, PENDING_RESTART, Setting, decide_status)
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import oracle_pfile as pfile
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter.common import Engine, LiveValue, plain_value
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter.common import (
+    NOT_PERSISTED, Engine, LiveValue, Persisted, plain_value)
 
 # Oracle parameters that only a restart changes (ISSYS_MODIFIABLE = FALSE); used for the
 # wording when v$parameter cannot be asked.  Every pfile or SCOPE=SPFILE change waits for
@@ -166,17 +167,17 @@ class OracleEngine(Engine):
                     self._visit(target, override, chain + [shown], '%s line %d (IFILE)' % (shown, entry.line))
 
     def persisted(self, key):
-        """(values, where) of what the next startup reads."""
+        """The Persisted values of what the next startup reads."""
         if self.mode == 'spfile':
             found = self.spfile_values.get(key)
-            return (found, self.spfile or 'spfile') if found else (None, None)
+            return Persisted(found, self.spfile or 'spfile') if found else NOT_PERSISTED
         values, entries = pfile.resolve(self.entries, key, self.sid)
         if not entries:
-            return None, None
+            return NOT_PERSISTED
         last = entries[0]
         where = '%s line %d (%s.%s)' % (last.source, last.line, last.scope or '', key) if last.scope else \
             '%s line %d' % (last.source, last.line)
-        return values, where
+        return Persisted(values, where)
 
     def edits(self, key, want):
         return pfile.edits_for(self.entries, key, self.plan.sid, want)

@@ -24,7 +24,8 @@ import time
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import postgresql_conf as pgconf
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter import pg_catalog
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter.common import Engine, LiveValue, plain_value
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter.common import (
+    NOT_PERSISTED, Engine, LiveValue, Persisted, plain_value)
 
 # Where a distribution installs the server of one major version (Debian, then PGDG's RPMs).
 SERVER_BINARIES = ('/usr/lib/postgresql/%s/bin/postgres', '/usr/pgsql-%s/bin/postgres')
@@ -189,8 +190,8 @@ class PostgresqlEngine(Engine):
     def persisted(self, key):
         winner = self.winner(key)
         if winner is None:
-            return None, None
-        return winner.value, '%s line %d' % (winner.source, winner.line)
+            return NOT_PERSISTED
+        return Persisted(winner.value, '%s line %d' % (winner.source, winner.line))
 
     def winner(self, key, skip_auto=False):
         found = None

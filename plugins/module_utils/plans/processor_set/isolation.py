@@ -72,9 +72,9 @@ def _side(cpus, when, line):
                            % (numa.render_cpu_list(overlap), where))
         elif isolated:
             details.append('%s isolates CPUs %s, none of the set\'s' % (where, numa.render_cpu_list(isolated)))
-    tickless = set(found['nohz_full'][0] if found['nohz_full'] else [])
-    if found['isolcpus'] is not None and 'nohz' in found['isolcpus'][1]:
-        tickless.update(found['isolcpus'][0])
+    tickless = set(found['nohz_full'].cpus if found['nohz_full'] else [])
+    if found['isolcpus'] is not None and 'nohz' in found['isolcpus'].flags:
+        tickless.update(found['isolcpus'].cpus)
     if ours.intersection(tickless):
         details.append('CPUs %s of the set run without the scheduler tick (%s, %s): meant for one busy task per CPU'
                        % (numa.render_cpu_list(ours.intersection(tickless)), cmdline.label(line), when))

@@ -12,6 +12,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import os
+from collections import namedtuple
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import numa
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate
@@ -26,6 +27,10 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.plans.processor_set.
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.processor_set.procfs import CpusetV1, ProcTable
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.processor_set.processes import ProcessBinding
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.processor_set.service import ServiceBinding
+
+# The two sides a Linux processor set binds: the service's unit (ServiceBinding) and running processes
+# (ProcessBinding), each None when the call does not ask for it.
+Bindings = namedtuple('Bindings', 'service processes')
 
 
 class LinuxProcessorSet(Plan):
@@ -147,14 +152,14 @@ class LinuxProcessorSet(Plan):
         service, processes = self._service(), self._processes()
         return {'service': service.desired() if service else None,
                 'processes': processes.desired() if processes else None,
-                'bind': (service, processes)}
+                'bind': Bindings(service, processes)}
 
     def read_live(self, desired):
-        processes = desired['bind'][1]
+        processes = desired['bind'].processes
         return {'show': self.show_before, 'processes': processes.read_live() if processes else None}
 
     def read_persisted(self, desired):
-        service = desired['bind'][0]
+        service = desired['bind'].service
         return {'service': service.read_persisted(self.show_before) if service else None}
 
     def apply(self, desired, live, persisted, module):

@@ -12,6 +12,7 @@ __metaclass__ = type
 
 import errno
 import os
+from collections import namedtuple
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import journal
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import numa
@@ -19,6 +20,10 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import (
     FAILED, OK, UNSUPPORTED, Setting, decide_status, did)
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.processor_set.service import show_list
+
+# How one process stands against the set: its CPUs, its memory nodes, and its cpuset (in it, or out of
+# it for state=absent), each True when as wanted.
+Checks = namedtuple('Checks', 'cpus mems cpuset')
 
 
 def _cpuset_report(state):
@@ -96,7 +101,7 @@ class ProcessBinding(object):
         return live
 
     def process_ok(self, live):
-        """(cpus ok, mems ok, in (or out of) our cpuset as wanted), or None for a process gone."""
+        """The process's Checks, or None for a process gone."""
         if live is None:
             return None
         plan, cpuset = self.plan, self.cpuset
@@ -106,7 +111,7 @@ class ProcessBinding(object):
         if cpuset:
             in_set = cpuset.holds(live.get('cpuset')) if plan.state == 'present' else \
                 not cpuset.holds(live.get('cpuset'))
-        return cpus_ok, mems_ok, in_set
+        return Checks(cpus_ok, mems_ok, in_set)
 
     def read_live(self):
         plan, cpuset = self.plan, self.cpuset
@@ -135,14 +140,14 @@ class ProcessBinding(object):
     # ------------------------------------------------------------ apply
     def _needs_move(self, entry):
         checks = entry['checks']
-        if checks is None or (not self.cpuset and not checks[1]):
+        if checks is None or (not self.cpuset and not checks.mems):
             return False
         return not all(checks)
 
     def _move(self, entry):
         """Bind one process; {'error': OSError or None, 'after', 'after_checks'}."""
         plan, cpuset, pid = self.plan, self.cpuset, entry['pid']
-        in_set = entry['checks'][2]
+        in_set = entry['checks'].cpuset
         try:
             if cpuset:
                 if plan.state == 'present':
@@ -239,7 +244,7 @@ class ProcessBinding(object):
         if before is None:
             return Setting(name, what, desired, None, None, OK, 'exited before it could be read')
         live_ok = all(entry['checks'])
-        if not self.cpuset and not entry['checks'][1]:
+        if not self.cpuset and not entry['checks'].mems:
             # Nothing else can change the memory nodes of a running process.
             return Setting(name, what, desired, before, None, UNSUPPORTED,
                            '%s; memory nodes %s differ from %s and no cpuset cgroup (v1) is available here to move it: '

@@ -7,7 +7,7 @@ kernel_params checks a value against the running kernel when it can read it; an 
 root (no <root>/proc/sys), FreeBSD without a runner and SunOS (whose running kernel is
 not read) cannot, and a value persisted unchecked would be refused at the next boot, or
 worse, taken.  The keys below are checked against their type and range whatever the
-kernel shows: every key the roles' profiles set (roles/kernel_params/vars/*.yml, and
+kernel shows: every key the vendor profiles set (sizing/profiles.py, and
 sizing/shm.py for the shared_memory role) and their neighbours.
 
 Ranges are those of a 64-bit kernel, the widest any kernel accepts: a 32-bit kernel, or

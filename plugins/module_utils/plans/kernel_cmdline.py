@@ -195,8 +195,9 @@ class KernelCmdline(Plan):
 
     def _generated(self, mode):
         """The first entry's line of the GRUB configuration this run would regenerate (grub.cfg), or None:
-        another mode, no such file, or no regeneration by this run (update_bootloader=false, another root)."""
-        if mode != GRUB or not self.update_bootloader or self.command_root is None:
+        another mode, no such file, or no regeneration by this run (update_bootloader=false, another root, no
+        command to do it): a difference it could not act on is not reported as one it could."""
+        if mode != GRUB or not self.update_bootloader or self.command_root is None or self.grub_command() is None:
             return None
         return cmdline.generated(self.root)
 
@@ -208,7 +209,7 @@ class KernelCmdline(Plan):
             return {}
         words = cmdline.last_words(generated.params, resolve)
         return dict((name, words.get(name)) for name, (found, dummy) in resolve.items()
-                    if shown(words.get(name)) != shown(found) or (words.get(name) is None) != (found is None))
+                    if shown(words.get(name)) != shown(found))
 
     def _ours(self, mode, text, desired):
         """{name: (name, value)} of ``desired`` that our file holds (its last occurrence)."""
@@ -259,46 +260,47 @@ class KernelCmdline(Plan):
         self.backup_file = change.commit(module, backup_file=self.backup, check_mode=self.check_mode)
         resolve_after = self._resolve(persisted['mode'], after, desired)
         done = {'change': change, 'resolve_after': resolve_after, 'ours_after': self._ours(persisted['mode'], after, desired),
-                'bootloader': None, 'warning': None, 'stale_after': {}}
+                'bootloader': None, 'warning': None, 'regenerated': False, 'stale_after': {}}
         stale = self._stale(resolve_after, persisted['generated'])
         if change.needed or stale:
-            done['bootloader'], done['warning'] = self._regenerate(persisted)
+            done['bootloader'], done['warning'], done['regenerated'] = self._regenerate(persisted, change.needed)
         if stale and not self.check_mode:
             # read back: what the boot loader's configuration holds now
             done['stale_after'] = self._stale(resolve_after, self._generated(persisted['mode']))
-            if done['stale_after'] and not done['warning']:
-                done['warning'] = '%s ran, but %s still differs from %s for %s: the next boot does not take them' % (
-                    done['bootloader'][len('ran '):], persisted['generated'].source, persisted['file'],
+            if done['stale_after'] and done['regenerated']:
+                done['warning'] = '%s, but %s still differs from %s for %s: the next boot does not take them' % (
+                    done['bootloader'], persisted['generated'].source, persisted['file'],
                     ', '.join(sorted(done['stale_after'])))
         return done
 
-    def _regenerate(self, persisted):
-        """(what the records say of the boot loader, a warning or None) after our file changed."""
+    def _regenerate(self, persisted, wrote):
+        """(what the records say of the boot loader, a warning or None, whether a command ran) after our file
+        changed (WROTE), or where the generated configuration differs from it."""
         if not self.update_bootloader:
-            return 'the boot loader\'s configuration is not regenerated (update_bootloader=false)', None
+            return 'the boot loader\'s configuration is not regenerated (update_bootloader=false)', None, False
         if self.command_root is None:
             return ('root is %s: the boot loader\'s configuration is not regenerated here (run update-grub, or '
-                    'what the system booting from it uses, there)' % self.root), None
+                    'what the system booting from it uses, there)' % self.root), None, False
         if persisted['mode'] == KERNEL:
             why = ('%s is read when a kernel is installed: the boot loader was not regenerated; run kernel-install add '
                    '<version> <kernel image> (or the tool this host boots with) before the next reboot' % cmdline.KERNEL_CMDLINE)
-            return why, (None if self.check_mode else why)
+            return why, (None if self.check_mode else why), False
         argv = self.grub_command()
         if argv is None:
             why = ('the boot loader was not regenerated: no update-grub, grub-mkconfig (with /boot/grub/grub.cfg) nor '
                    'grub2-mkconfig (with /boot/grub2/grub.cfg) found; run the one this host boots with before the '
                    'next reboot')
-            return why, (None if self.check_mode else why)
+            return why, (None if self.check_mode else why), False
         shown_argv = ' '.join(argv)
         if self.check_mode:
-            return 'would run %s' % shown_argv, None
+            return 'would run %s' % shown_argv, None, False
         rc, out, err = self.runner(argv)
         if rc != 0:
             raise HostError('%s failed (%s): the boot loader\'s configuration was not regenerated, so the next boot '
-                            'does not take %s yet, which this run already wrote; fix the cause and run %s' % (
-                                shown_argv, (err or out or '').strip() or 'exit status %d' % rc,
-                                persisted['file'], shown_argv))
-        return 'ran %s' % shown_argv, None
+                            'does not take %s yet%s; fix the cause and run %s' % (
+                                shown_argv, (err or out or '').strip() or 'exit status %d' % rc, persisted['file'],
+                                ', which this run already wrote' if wrote else '', shown_argv))
+        return 'ran %s' % shown_argv, None, True
 
     def grub_command(self):
         return grub_command(self.runner, self.bin_path, self.command_root)
@@ -314,7 +316,7 @@ class KernelCmdline(Plan):
                                    None, UNSUPPORTED, why))
             return
         done['change'].report(result)
-        if persisted['stale'] and not done['change'].needed and done['bootloader'] and not self.check_mode:
+        if done['regenerated'] and not done['change'].needed:
             result.mark_changed()   # the boot loader's configuration, regenerated
         for name in sorted(desired):
             record = self._absent(name, live, persisted, done) if self.state == 'absent' else \

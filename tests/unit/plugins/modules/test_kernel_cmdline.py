@@ -503,10 +503,31 @@ def test_a_configuration_that_stays_stale_after_update_grub_is_warned_about(root
     host = booted(['update-grub'])   # it "runs", but grub.cfg does not change
     result = run_module(kernel_cmdline, {'params': {'nosmt': None}, 'root': root})
     assert host.ran == [['/usr/sbin/update-grub']] and 'failed' not in result
-    assert host.warnings == ['/usr/sbin/update-grub ran, but /boot/grub/grub.cfg still differs from %s for nosmt: '
+    assert host.warnings == ['ran /usr/sbin/update-grub, but /boot/grub/grub.cfg still differs from %s for nosmt: '
                              'the next boot does not take them' % DROPIN]
+    assert result['changed'] is True   # the command ran
     assert ("/boot/grub/grub.cfg has 'nosmt=1': the boot loader's configuration was not regenerated after %s changed "
             "(it still differs after this run regenerated it)" % DROPIN) in records(result)['nosmt']['detail']
+
+
+def test_without_a_command_to_regenerate_it_the_generated_configuration_is_not_compared(root, run_module, booted):
+    put(root, DROPIN, dropin('nosmt'))
+    put(root, GRUB_CFG, grub_cfg(''))
+    put(root, '/proc/cmdline', 'BOOT_IMAGE=/boot/vmlinuz root=UUID=0a1b ro nosmt quiet\n')
+    before = digest(root)
+    host = booted([])
+    result = run_module(kernel_cmdline, {'params': {'nosmt': None}, 'root': root})
+    assert host.ran == [] and host.warnings == [] and digest(root) == before
+    assert result['changed'] is False and records(result)['nosmt']['status'] == 'ok'
+
+
+def test_a_failing_update_grub_on_a_stale_configuration_says_nothing_was_written(root, run_module, booted):
+    put(root, DROPIN, dropin('nosmt'))
+    put(root, GRUB_CFG, grub_cfg(''))
+    booted(['update-grub'], rc=1, err='grub-probe: error\n')
+    result = run_module(kernel_cmdline, {'params': {'nosmt': None}, 'root': root})
+    assert result['failed'] is True and result['changed'] is False
+    assert ('the next boot does not take %s yet; fix the cause and run /usr/sbin/update-grub' % DROPIN) in result['msg']
 
 
 def test_the_generated_configuration_is_not_compared_where_this_run_would_not_regenerate_it(root, run_module, booted):

@@ -43,9 +43,10 @@ description:
     task, saying what was already written.
   - With O(update_bootloader) on the running system, where a command to regenerate GRUB's configuration is
     found, the next boot is also read where the boot loader reads it - the first entry's C(linux) line of
-    C(/boot/grub/grub.cfg) (or C(/boot/grub2/grub.cfg)). A parameter whose value there differs from what the files give (an earlier run's C(update-grub) failed, or nobody ran
-    it) is drift, and the next apply regenerates the configuration even when no file needs a change; a
-    configuration still different after that is warned about. Without a C(linux) line (Boot Loader
+    C(/boot/grub/grub.cfg) (or C(/boot/grub2/grub.cfg)). A parameter whose value there differs from what
+    the files give (an earlier run's C(update-grub) failed, or nobody ran it) is drift, and the next apply
+    regenerates the configuration even when no file needs a change; a configuration still different after
+    that is warned about. Without a C(linux) line (Boot Loader
     Specification entries) the files alone are compared.
   - Without C(/etc/kernel/cmdline) or C(/etc/default/grub) under O(root) (a container, an image without a boot
     loader), every record is V(unsupported) and nothing is written.

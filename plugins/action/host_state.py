@@ -30,8 +30,10 @@ import yaml
 from ansible import constants
 from ansible.errors import AnsibleActionFail
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import code_cache
 from ansible_collections.dbhost.tuning.plugins.module_utils.state import registry
 
 display = Display()
@@ -55,7 +57,8 @@ EXPORTED = ('shared_memory_settings', 'processor_sets_numa_node')
 # never a misspelling of a role's, so not compared with them (a worker per host would do it again each time).
 ANSIBLE_VARIABLES = frozenset(constants.INTERNAL_STATIC_VARS) | frozenset(('omit', 'environment', 'vars'))
 # The playbooks' own variables, so that their misspellings are caught too.
-PLAYBOOK_VARIABLES = ('dbhost_roles', 'dbhost_hosts', 'dbhost_drift_report_only')
+PLAYBOOK_VARIABLES = ('dbhost_roles', 'dbhost_hosts', 'dbhost_drift_report_only', 'dbhost_code_cache',
+                      'dbhost_code_cache_dir')
 # How close a name must be to a role variable to be taken for a misspelling of it (difflib ratio).
 CLOSE_ENOUGH = 0.85
 
@@ -194,6 +197,27 @@ def check_roles(roles, source):
                 source, entry, ', '.join(ROLES), '; did you mean %s?' % guess if guess else ''))
 
 
+class Code(object):
+    """The collection's module_utils as run_cached names them (their digest) and sends them (packed), each
+    worked out once per controller process: preload() reads and digests them in the main process, before
+    the workers fork; one that meets a host without them packs them."""
+
+    files = None
+    digest = None
+    _packed = None
+
+    @classmethod
+    def load(cls):
+        cls.files = code_cache.source_files(os.path.join(COLLECTION_ROOT, 'plugins', 'module_utils'))
+        cls.digest = code_cache.digest(cls.files)
+
+    @classmethod
+    def packed(cls):
+        if cls._packed is None:
+            cls._packed = code_cache.pack(cls.files)
+        return cls._packed
+
+
 def preload():
     """Parse every role's defaults and argument spec now. Ansible's strategies import this plugin in
     their main process before they fork a worker per host and task, so the workers inherit them
@@ -202,6 +226,7 @@ def preload():
         role_variables(role)
         _validator(role)
     known_variables()
+    Code.load()
 
 
 preload()
@@ -266,10 +291,33 @@ class ActionModule(ActionBase):
                 module_args[option] = args[option]
         if roles is not None:
             module_args['roles'] = list(roles)
-        result.update(self._execute_module(module_name='dbhost.tuning.host_state', module_args=module_args,
-                                           task_vars=task_vars))
+        result.update(self._run_module(module_args, task_vars))
         if display.verbosity < 3:
             # The module echoes the inputs filled here (every role variable) as its invocation: Ansible copies and
             # walks that for every host on the controller, and shows it only from -vvv on, where it is kept.
             result.pop('invocation', None)
+        return result
+
+    def _run_module(self, module_args, task_vars):
+        """host_state's result: through run_cached, from the copy of the code the host keeps (sending it
+        when the host has none), or, with dbhost_code_cache false, from the host_state module itself."""
+        cached = self._value(task_vars, 'dbhost_code_cache') if 'dbhost_code_cache' in task_vars else True
+        try:
+            cached = boolean(cached, strict=True)
+        except TypeError:
+            raise AnsibleActionFail('host_state: dbhost_code_cache must be true or false, got %r' % (cached,))
+        if not cached:
+            return self._execute_module(module_name='dbhost.tuning.host_state', module_args=module_args,
+                                        task_vars=task_vars)
+        runner_args = {'module': 'host_state', 'module_args': module_args, 'code_hash': Code.digest}
+        if 'dbhost_code_cache_dir' in task_vars:
+            runner_args['cache_dir'] = self._value(task_vars, 'dbhost_code_cache_dir')
+        result = self._execute_module(module_name='dbhost.tuning.run_cached', module_args=runner_args,
+                                      task_vars=task_vars)
+        if result.get('code_missing') is True:
+            display.vv('host_state: %s has no copy of the collection code %s; sending it'
+                       % (task_vars.get('inventory_hostname'), Code.digest[:12]))
+            runner_args['code'] = Code.packed()
+            result = self._execute_module(module_name='dbhost.tuning.run_cached', module_args=runner_args,
+                                          task_vars=task_vars)
         return result

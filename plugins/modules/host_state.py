@@ -226,17 +226,11 @@ baselines:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dbhost.tuning.plugins.module_utils.state.host_state import HostState
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import run_plan
-from ansible_collections.dbhost.tuning.plugins.module_utils.state import registry
+from ansible_collections.dbhost.tuning.plugins.module_utils.state.host_state import run_module
 
 
 def main():
-    module = AnsibleModule(argument_spec=registry.spec('host_state'), supports_check_mode=True)
-    ctx = registry.Context.of(module)
-    run_plan(module, lambda: HostState(module.params['roles'], module.params['inputs'], check_mode=ctx.check_mode,
-                                       runner=ctx.runner, bin_path=ctx.bin_path, db_runner=ctx.db_runner,
-                                       state=module.params['state'], details=module.params['details']))
+    run_module(AnsibleModule)
 
 
 if __name__ == '__main__':

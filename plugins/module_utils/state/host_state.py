@@ -28,7 +28,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.state.compile.block_
 from ansible_collections.dbhost.tuning.plugins.module_utils.state.desired import compile_state
 from ansible_collections.dbhost.tuning.plugins.module_utils.state.registry import Context, ROLE_NAMES, ROLES, default_roles
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.revert import Revert
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import InputError, Result
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import InputError, Result, run_plan
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.base import Plan
 
 
@@ -285,3 +285,13 @@ class HostState(Plan):
             if message:
                 problems.append('%s (%s): %s' % (call.owner, call.label, message))
         return problems
+
+
+def run_module(module_class):
+    """host_state's module, made with module_class (AnsibleModule; run_cached gives a subclass that takes the
+    arguments it was sent for host_state): its spec from the registry, its result from run_plan."""
+    module = module_class(argument_spec=registry.spec('host_state'), supports_check_mode=True)
+    ctx = registry.Context.of(module)
+    run_plan(module, lambda: HostState(module.params['roles'], module.params['inputs'], check_mode=ctx.check_mode,
+                                       runner=ctx.runner, bin_path=ctx.bin_path, db_runner=ctx.db_runner,
+                                       state=module.params['state'], details=module.params['details']))

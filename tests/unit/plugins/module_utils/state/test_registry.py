@@ -63,11 +63,16 @@ def test_a_kind_without_a_module_or_a_module_without_a_kind_is_reported(extra_ki
     assert kind_problems(kinds, _other_entries(), modules) == [expected]
 
 
+# run_cached declares its own spec: its payload must carry no module_utils of the collection but
+# engine/code_cache.py (test_run_cached.py), so it cannot import the registry
+OWN_SPEC = ('run_cached.py',)
+
+
 def _modules_with_a_spec():
     """Every module file whose main() makes an AnsibleModule (drift_gate is an action plugin's documentation)."""
     names = []
     for name in sorted(os.listdir(MODULES)):
-        if name.endswith('.py') and name != '__init__.py':
+        if name.endswith('.py') and name not in ('__init__.py',) + OWN_SPEC:
             with open(os.path.join(MODULES, name)) as handle:
                 if 'AnsibleModule' in handle.read():
                     names.append(name[:-3])

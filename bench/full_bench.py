@@ -72,7 +72,7 @@ DUMMY_MARK = 'dbhost-bench-dummy'
 UNIT = 'dbhost-bench-dummy.service'
 UNIT_FILE = os.path.join('/run/systemd/system', UNIT)
 
-WAYS = ('floor', 'ping', 'per-key', 'before', 'ours')
+WAYS = ('floor', 'ping', 'per-key', 'before', 'ours', 'cold')
 MITOGEN_REQUIREMENT = 'mitogen>=0.3,<0.4'
 MITOGEN_TARGET = os.path.join(ROOT, '.cache', 'mitogen')
 
@@ -361,7 +361,12 @@ def run_play(way, playbook, inventory, env, forks, logfile, rig=None):
             os.unlink(stale)
     argv = [PLAYBOOK_BIN, '-i', inventory, '-f', str(forks), playbook]
     env = dict(env, DBHOST_BENCH_COUNTS=counts)
-    if way in ('ours', 'before'):
+    if way == 'cold':
+        # every host without the collection's code (run_cached): a folder of its own, empty, per host
+        cold = os.path.join(os.path.dirname(logfile), 'code-cold')
+        shutil.rmtree(cold, ignore_errors=True)
+        argv += ['-e', 'dbhost_code_cache_dir=%s/{{ inventory_hostname }}' % cold]
+    if way in DRIFT_WAYS:
         argv += ['-e', 'dbhost_drift_report_only=true']
         if rig:
             # Over SSH, as scripts/drift-check runs it: with the drift_report callback (its reports
@@ -450,7 +455,10 @@ def ratio(top, bottom):
     return top / bottom if bottom > 0 else float('nan')
 
 
-LABELS = {'floor': 'floor', 'ping': 'ping only', 'per-key': 'per-key', 'ours': 'drift.yml', 'before': 'drift.yml@before'}
+# the ways that run drift.yml: report only, records counted
+DRIFT_WAYS = ('ours', 'before', 'cold')
+LABELS = {'floor': 'floor', 'ping': 'ping only', 'per-key': 'per-key', 'ours': 'drift.yml', 'before': 'drift.yml@before',
+          'cold': 'drift.yml, code not on the hosts'}
 
 
 def _cell(value, digits=2):
@@ -504,16 +512,17 @@ def markdown(meta, table, ssh=False):
             lines.append('| %d | %s | %s | %.2f | %.2f | %.3f | %s | %s | %s | %s | %s | %s | %s |'
                          % (hosts, mode or 'local', LABELS[way], row['wall'], row['cpu'], row['cpu'] / hosts,
                             _cell(None if row['target'] is None else row['target'] / hosts, 3), row['round_trips'],
-                            row['tasks'], row['records'] if way in ('ours', 'before') else '-', status, row['load'],
+                            row['tasks'], row['records'] if way in DRIFT_WAYS else '-', status, row['load'],
                             row['others']))
     lines += ['', '| hosts | mode | drift/floor wall | drift/floor CPU | per-key/drift wall | per-key/drift CPU '
-                  '| before/after CPU | ping/floor CPU | drift/ping CPU |', '|---:|---|---:|---:|---:|---:|---:|---:|---:|']
+                  '| before/after CPU | ping/floor CPU | drift/ping CPU | code not on the hosts/floor CPU |',
+              '|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|']
     for hosts, mode, rows in table:
         if 'ours' not in rows:
             continue
         ours, floor, per_key, older = rows['ours'], rows.get('floor'), rows.get('per-key'), rows.get('before')
-        ping = rows.get('ping')
-        lines.append('| %d | %s | %s | %s | %s | %s | %s | %s | %s |' % (
+        ping, cold = rows.get('ping'), rows.get('cold')
+        lines.append('| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |' % (
             hosts, mode or 'local',
             _cell(floor and ratio(ours['wall'], floor['wall'])) + ('x' if floor else ''),
             _cell(floor and ratio(ours['cpu'], floor['cpu'])) + ('x' if floor else ''),
@@ -521,7 +530,8 @@ def markdown(meta, table, ssh=False):
             _cell(per_key and ratio(per_key['cpu'], ours['cpu'])) + ('x' if per_key else ''),
             _cell(older and ratio(older['cpu'], ours['cpu'])) + ('x' if older else ''),
             _cell(ping and floor and ratio(ping['cpu'], floor['cpu'])) + ('x' if ping and floor else ''),
-            _cell(ping and ratio(ours['cpu'], ping['cpu'])) + ('x' if ping else '')))
+            _cell(ping and ratio(ours['cpu'], ping['cpu'])) + ('x' if ping else ''),
+            _cell(cold and floor and ratio(cold['cpu'], floor['cpu'])) + ('x' if cold and floor else '')))
     lines += ['', 'Targets (reported, not asserted): drift.yml at most 2 module round trips per host; '
               + ('at the largest host count over SSH at most 1.0x the floor\'s wall and 0.5x its controller CPU '
                  '(0.3x under Mitogen).' if ssh else 'at 50 hosts at most 1.5x the floor in wall and CPU, and at '
@@ -565,7 +575,9 @@ def parse_args():
                              "compression of every payload")
     parser.add_argument('--forks', type=int, default=5, help="ansible-playbook -f (default 5, Ansible's default)")
     parser.add_argument('--ways', default='floor,ping,per-key,ours',
-                        help='comma-separated subset of floor,ping,per-key,ours (default all)')
+                        help='comma-separated subset of floor,ping,per-key,ours,cold (default floor,ping,per-key,'
+                             'ours); cold: drift.yml with every host lacking the collection\'s code (an empty '
+                             'dbhost_code_cache_dir of its own), the first run after an install or upgrade')
     parser.add_argument('--playbook', help='the drift playbook of "ours" (default playbooks/drift.yml of the '
                                            'collection under test)')
     parser.add_argument('--ref', help='measure the collection as committed at this git ref (git archive) instead '
@@ -746,7 +758,7 @@ def main():
         playbook = os.path.abspath(args.playbook) if args.playbook else os.path.join(collection, 'playbooks', 'drift.yml')
         with open(os.path.join(WORK, 'ansible.cfg'), 'w') as handle:
             handle.write('# empty: the bench runs with Ansible defaults, whatever ~/.ansible.cfg says\n')
-        books = {'floor': FLOOR, 'ping': PING, 'per-key': PER_KEY, 'ours': playbook,
+        books = {'floor': FLOOR, 'ping': PING, 'per-key': PER_KEY, 'ours': playbook, 'cold': playbook,
                  'before': os.path.join(WORK, 'collections-before', 'ansible_collections', 'dbhost', 'tuning',
                                         'playbooks', 'drift.yml')}
         env = base_env(paths)

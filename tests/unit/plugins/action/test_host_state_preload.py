@@ -158,8 +158,10 @@ def _run_plugin(monkeypatch, verbosity, args=None):
     sent = []
 
     def execute_module(module_name=None, module_args=None, task_vars=None):
-        sent.append(module_args)
-        return {'changed': False, 'settings': [], 'invocation': {'module_args': module_args}}
+        # run_cached, whose copy of the code the host has: what host_state was given comes back
+        assert module_name == 'dbhost.tuning.run_cached' and module_args['module'] == 'host_state'
+        sent.append(module_args['module_args'])
+        return {'changed': False, 'settings': [], 'invocation': {'module_args': module_args['module_args']}}
     plugin = action.ActionModule(_Task(args or {}), _Connection(), None, None, _Templar())
     monkeypatch.setattr(plugin, '_execute_module', execute_module)
     monkeypatch.setattr(action.display, 'verbosity', verbosity)

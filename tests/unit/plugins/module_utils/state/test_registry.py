@@ -96,8 +96,12 @@ def test_the_module_argument_spec_is_the_registry_spec(name, monkeypatch):
 
 @pytest.mark.parametrize('name', _modules_with_a_spec())
 def test_no_module_writes_an_argument_spec_of_its_own(name):
-    """Every argument_spec a module gives is registry.spec('<its name>'), and it takes no shared option itself."""
-    with open(os.path.join(MODULES, name + '.py')) as handle:
+    """Every argument_spec a module gives is registry.spec('<its name>'), and it takes no shared option itself.
+    host_state's AnsibleModule is made in module_utils (run_module), so that run_cached makes it the same way."""
+    path = os.path.join(MODULES, name + '.py')
+    if name == 'host_state':
+        path = os.path.join(MODULES, '..', 'module_utils', 'state', 'host_state.py')
+    with open(path) as handle:
         tree = ast.parse(handle.read())
     given = [keyword.value for node in ast.walk(tree) if isinstance(node, ast.Call)
              for keyword in node.keywords if keyword.arg == 'argument_spec']

@@ -29,6 +29,10 @@ description:
     (types, choices, the keys of list items) before the module runs, and refuses a variable whose name has a role's
     prefix but is not one of its variables, or is close to a known one (C(kernel_param_profile)), naming the variable
     it probably means. Every message names the variable as it was set.
+  - The action plugin runs this module through M(dbhost.tuning.run_cached), which keeps the collection's code on
+    the host between runs (C(/var/cache/dbhost-tuning/code) for root), so that a run neither sends nor compiles it
+    again; the result is the same. C(dbhost_code_cache=false) runs this module itself, C(dbhost_code_cache_dir) moves
+    the copies.
   - A role listed in O(roles) whose variables ask for nothing (C(block_queue) without C(block_queue_devices)) is
     reported in a warning, since it checked nothing.
 author:

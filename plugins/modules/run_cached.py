@@ -135,7 +135,9 @@ def finder(module):
         return code_cache.Finder(folder=code_cache.store(root, params['code_hash'], files))
     except (code_cache.CacheError, OSError) as error:
         problem = str(error)
-    module.warn('run_cached: the collection code is not kept on the host (%s); it ran from the copy sent' % problem)
+    module.warn('run_cached: the collection code is not kept on the host (%s); it ran from the copy sent, and every '
+                'run will send it again: set dbhost_code_cache_dir to a folder it can keep, or dbhost_code_cache '
+                'to false' % problem)
     return code_cache.Finder(files=files)
 
 

@@ -107,7 +107,8 @@ def test_a_folder_it_cannot_keep_the_code_in_runs_the_code_sent_with_a_warning(t
     assert result['changed'] is True and result['settings'][0]['name'] == 'fs.aio-max-nr'
     said = [warning['event']['msg'] for warning in result['warnings']]
     assert said == ['run_cached: the collection code is not kept on the host (cannot keep the code in '
-                    '%s: Not a directory); it ran from the copy sent' % (blocker / 'code')]
+                    '%s: Not a directory); it ran from the copy sent, and every run will send it again: set '
+                    'dbhost_code_cache_dir to a folder it can keep, or dbhost_code_cache to false' % (blocker / 'code')]
 
 
 def test_code_that_is_not_what_its_digest_names_fails_before_anything_is_touched(tmp_path, run_module):

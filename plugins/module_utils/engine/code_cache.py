@@ -181,7 +181,13 @@ def store(root, code_hash, files):
     folder = os.path.join(root, code_hash)
     try:
         if not os.path.isdir(root):
-            os.makedirs(root, 0o700)
+            # every folder made on the way is this user's alone too (/var/cache/dbhost-tuning), whatever
+            # the umask: a group-writable one above root would make the copy unusable
+            umask = os.umask(0o077)
+            try:
+                os.makedirs(root, 0o700)
+            finally:
+                os.umask(umask)
         check_dir(root)
         try:
             if lookup(root, code_hash):

@@ -115,6 +115,18 @@ def test_store_keeps_the_sources_and_their_pyc_in_a_folder_of_this_user_alone(tm
     assert code_cache.lookup(root, HASH) == folder
 
 
+def test_the_folders_made_on_the_way_are_this_user_s_alone_whatever_the_umask(tmp_path):
+    umask = os.umask(0o002)
+    try:
+        root = str(tmp_path / 'cache' / 'dbhost-tuning' / 'code')
+        code_cache.store(root, HASH, FILES)
+    finally:
+        os.umask(umask)
+    for folder in (tmp_path / 'cache', tmp_path / 'cache' / 'dbhost-tuning', tmp_path / 'cache' / 'dbhost-tuning' / 'code'):
+        assert stat.S_IMODE(os.stat(str(folder)).st_mode) == 0o700
+    assert code_cache.lookup(root, HASH) == os.path.join(root, HASH)
+
+
 def test_a_copy_whose_source_was_edited_is_not_used_and_store_replaces_it(tmp_path):
     root = str(tmp_path / 'code')
     folder = code_cache.store(root, HASH, FILES)

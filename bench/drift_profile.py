@@ -23,7 +23,7 @@ and the AnsiballZ payload size of each module sent. cProfile slows Python down; 
 and the unprofiled run's CPU (printed too) for the absolute figure.
 
 Usage (as root, like full_bench.py):
-  . scripts/lib.sh && python bench/drift_profile.py [--hosts 20] [--pipelining on] [--ref REF]
+  . scripts/lib.sh && python bench/drift_profile.py [--hosts 20] [--pipelining on|off|mitogen] [--ref REF]
 """
 
 from __future__ import absolute_import, division, print_function
@@ -224,7 +224,9 @@ def split(folder, hosts, total_cpu):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--hosts', type=int, default=20, help='host count (default 20)')
-    parser.add_argument('--pipelining', choices=('on', 'off'), default='on')
+    parser.add_argument('--pipelining', choices=('on', 'off', 'mitogen'), default='on',
+                        help='on, off, or mitogen: the Mitogen strategy instead (installed as full_bench.py does)')
+    parser.add_argument('--mitogen', metavar='PATH', help='as full_bench.py --mitogen')
     parser.add_argument('--forks', type=int, default=5)
     parser.add_argument('--ref', help='profile the collection as committed at REF (git archive)')
     parser.add_argument('--output', help='folder for the profiles and logs (default .benchmarks/drift_profile-<time>)')
@@ -245,7 +247,10 @@ def main():
         paths, collection, commit = full_bench.collections_path(args.ref, full_bench.WORK)
         with open(os.path.join(full_bench.WORK, 'ansible.cfg'), 'w') as handle:
             handle.write('# empty: Ansible defaults\n')
-        env, dummy = full_bench.mode_env(full_bench.base_env(paths), 'linear', args.pipelining == 'on', None)
+        if args.pipelining == 'mitogen':
+            env, dummy = full_bench.mode_env(full_bench.base_env(paths), 'mitogen', None, args)
+        else:
+            env, dummy = full_bench.mode_env(full_bench.base_env(paths), 'linear', args.pipelining == 'on', None)
         env.update({'ANSIBLE_CALLBACKS_ENABLED': 'dbhost.tuning.drift_report',
                     'DBHOST_DRIFT_REPORT_DIR': os.path.join(output, 'report')})
         inventory = full_bench.write_inventory(full_bench.WORK, args.hosts, fixture.overrides, rig)

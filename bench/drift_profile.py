@@ -30,6 +30,7 @@ from __future__ import absolute_import, division, print_function
 
 import argparse
 import glob
+import io
 import json
 import os
 import pstats
@@ -275,7 +276,9 @@ def main():
                 raise SystemExit('ansible-playbook failed; see %s' % os.path.join(output, name + '.log'))
         parts, worker_total, main_total = split(output, args.hosts, figures['profiled'][2])
         sizes = {}
-        with open(os.path.join(output, 'payloads.jsonl')) as handle:
+        payload_log = os.path.join(output, 'payloads.jsonl')
+        # none under Mitogen, which ships modules its own way, not as AnsiballZ payloads
+        with open(payload_log) if os.path.exists(payload_log) else io.StringIO() as handle:
             for line in handle:
                 module, size = json.loads(line)
                 sizes.setdefault(module, set()).add(size)

@@ -24,6 +24,7 @@ __metaclass__ = type
 
 import difflib
 import os
+import sys
 
 import yaml
 
@@ -218,6 +219,22 @@ class Code(object):
         return cls._packed
 
 
+def _list_collections_for_mitogen():
+    """Under the Mitogen strategy, its planner lists the installed collections (list_collection_dirs) in the
+    forked worker of every task whose module is a collection's, which imports each collection's package and
+    parses its meta/runtime.yml and galaxy.yml again for every host. Listed once here, in the main process,
+    the packages are imported already in every worker forked from it."""
+    if 'ansible_mitogen' not in sys.modules:
+        return
+    try:
+        from ansible.collections.list import list_collection_dirs
+        for dummy in list_collection_dirs():
+            pass
+    except Exception as error:  # pylint: disable=broad-except
+        # only a saving: Mitogen's planner does the same work, and reports the error, in the worker
+        display.vvv('host_state: listing the collections ahead of Mitogen failed: %s' % error)
+
+
 def preload():
     """Parse every role's defaults and argument spec now. Ansible's strategies import this plugin in
     their main process before they fork a worker per host and task, so the workers inherit them
@@ -227,6 +244,7 @@ def preload():
         _validator(role)
     known_variables()
     Code.load()
+    _list_collections_for_mitogen()
 
 
 preload()

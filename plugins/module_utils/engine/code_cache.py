@@ -178,16 +178,22 @@ def store(root, code_hash, files):
     """Keep files in root/code_hash (made whole in a new folder beside it, then renamed into place), and
     remove the copies of other code stored more than KEEP_SECONDS ago. Returns the folder. CacheError
     (nothing half-written left) when root cannot be used or written."""
+    # every folder made on the way (/var/cache/dbhost-tuning) and every file of the copy, its .pyc
+    # included, is this user's alone whatever the umask: a group-writable folder above root would make
+    # the copy unusable, and a .pyc others may write is code they could run as this user (lookup checks
+    # the sources' digest, not the .pyc)
+    umask = os.umask(0o077)
+    try:
+        return _store(root, code_hash, files)
+    finally:
+        os.umask(umask)
+
+
+def _store(root, code_hash, files):
     folder = os.path.join(root, code_hash)
     try:
         if not os.path.isdir(root):
-            # every folder made on the way is this user's alone too (/var/cache/dbhost-tuning), whatever
-            # the umask: a group-writable one above root would make the copy unusable
-            umask = os.umask(0o077)
-            try:
-                os.makedirs(root, 0o700)
-            finally:
-                os.umask(umask)
+            os.makedirs(root, 0o700)
         check_dir(root)
         try:
             if lookup(root, code_hash):

@@ -127,6 +127,24 @@ def test_the_folders_made_on_the_way_are_this_user_s_alone_whatever_the_umask(tm
     assert code_cache.lookup(root, HASH) == os.path.join(root, HASH)
 
 
+def test_every_file_of_the_copy_and_its_pyc_are_this_user_s_alone_under_an_open_umask(tmp_path):
+    umask = os.umask(0)
+    try:
+        umask_after = None
+        folder = code_cache.store(str(tmp_path / 'code'), HASH, FILES)
+        umask_after = os.umask(0)
+    finally:
+        os.umask(umask)
+    assert umask_after == 0     # the caller's umask is given back
+    modes = {}
+    for top, dirs, names in os.walk(folder):
+        for name in dirs + names:
+            path = os.path.join(top, name)
+            modes[os.path.relpath(path, folder)] = stat.S_IMODE(os.lstat(path).st_mode)
+    assert any(name.endswith('.pyc') for name in modes)
+    assert dict((name, mode) for name, mode in modes.items() if mode & 0o077) == {}
+
+
 def test_a_copy_whose_source_was_edited_is_not_used_and_store_replaces_it(tmp_path):
     root = str(tmp_path / 'code')
     folder = code_cache.store(root, HASH, FILES)

@@ -10,6 +10,7 @@ molecule/shared/oracle-profile.yml, independently of the roles' and the callback
 """
 
 import collections
+import importlib.util
 import json
 import os
 import re
@@ -309,3 +310,27 @@ def test_drift_markdown_lists_exactly_the_drifted_settings_first(runs, loop):
 def test_drift_check_changed_nothing(runs):
     """The drift check runs in check mode: the drift by hand is still there after it."""
     assert runs['after'] == runs['drift']
+
+
+def _code_digest():
+    """The digest the host_state action plugin names this checkout's module_utils by."""
+    path = os.path.join(CHECKOUT, 'plugins', 'module_utils', 'engine', 'code_cache.py')
+    spec = importlib.util.spec_from_file_location('dbhost_code_cache_under_test', path)
+    code_cache = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(code_cache)
+    return code_cache.digest(code_cache.source_files(os.path.join(CHECKOUT, 'plugins', 'module_utils')))
+
+
+def test_drift_check_keeps_the_collection_code_on_the_host_root_only_with_pyc(host, runs):
+    """The one thing a check-mode run leaves on the host: the collection's code, named by its digest,
+    root's alone, compiled, and no other copy beside it."""
+    root = '/var/cache/dbhost-tuning/code'
+    code_hash = _code_digest()
+    assert host.check_output('ls -A %s' % root).split() == [code_hash]
+    folder = host.file('%s/%s' % (root, code_hash))
+    assert folder.is_directory and folder.user == 'root' and folder.mode == 0o700
+    sources = int(host.check_output("find %s -name '*.py' | wc -l" % folder.path))
+    compiled = int(host.check_output("find %s -name '*.pyc' | wc -l" % folder.path))
+    assert sources > 50 and compiled == sources
+    assert host.check_output("find %s -perm /077 | wc -l" % folder.path).strip() == '0'
+

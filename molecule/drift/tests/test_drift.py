@@ -333,4 +333,3 @@ def test_drift_check_keeps_the_collection_code_on_the_host_root_only_with_pyc(ho
     compiled = int(host.check_output("find %s -name '*.pyc' | wc -l" % folder.path))
     assert sources > 50 and compiled == sources
     assert host.check_output("find %s -perm /077 | wc -l" % folder.path).strip() == '0'
-

@@ -6,6 +6,8 @@ The plays run side by side in one run, in check mode against this machine, for e
 
   floor    bench/floor.yml: gather_facts and one ansible.builtin.ping
   ping     bench/ping.yml: one ansible.builtin.ping and no facts, the least one module task costs
+  bare     one task of a module that Ansible sends without AnsiballZ (BARE_MODULE below, written
+           into the bench's work folder), the least any module task could cost
   per-key  bench/per_key.yml: the same check written by hand, one task per setting
   ours     playbooks/drift.yml (whatever it is today) with -e dbhost_drift_report_only=true
 
@@ -68,11 +70,28 @@ FSTAB = os.path.join(FIXTURE, 'fstab')
 PFILE = os.path.join(FIXTURE, 'initBENCH.ora')
 PID_FILE = os.path.join(FIXTURE, 'dummy.pid')
 WORK = os.path.join(FIXTURE, 'work')
+# Way "bare": a module of Ansible's "JSON args" style, sent as it is with its arguments pasted in: no
+# AnsiballZ wrapper, no module_utils. It answers as ansible.builtin.ping does; the gap between the two
+# is what AnsiballZ costs one task. Written with its play into WORK (the library folder beside a
+# playbook is Ansible's), not kept in the collection, where it would be no module of it.
+BARE_MODULE = """#!/usr/bin/python
+import json
+ARGUMENTS = json.loads(\"\"\"<<INCLUDE_ANSIBLE_MODULE_JSON_ARGS>>\"\"\")
+print(json.dumps({'ping': ARGUMENTS.get('data', 'pong'), 'changed': False}))
+"""
+BARE_PLAY = """---
+- name: One module task without AnsiballZ
+  hosts: all
+  gather_facts: false
+  tasks:
+    - name: One module round trip
+      bare_ping:
+"""
 DUMMY_MARK = 'dbhost-bench-dummy'
 UNIT = 'dbhost-bench-dummy.service'
 UNIT_FILE = os.path.join('/run/systemd/system', UNIT)
 
-WAYS = ('floor', 'ping', 'per-key', 'before', 'ours', 'cold')
+WAYS = ('floor', 'ping', 'bare', 'per-key', 'before', 'ours', 'cold')
 MITOGEN_REQUIREMENT = 'mitogen>=0.3,<0.4'
 MITOGEN_TARGET = os.path.join(ROOT, '.cache', 'mitogen')
 
@@ -451,14 +470,23 @@ def summarise(runs, hosts):
     return row
 
 
+def write_bare(work):
+    """The play of way "bare" and its module, written into work; the play's path."""
+    os.makedirs(os.path.join(work, 'bare', 'library'), exist_ok=True)
+    for name, text in (('library/bare_ping.py', BARE_MODULE), ('bare.yml', BARE_PLAY)):
+        with open(os.path.join(work, 'bare', name), 'w') as handle:
+            handle.write(text)
+    return os.path.join(work, 'bare', 'bare.yml')
+
+
 def ratio(top, bottom):
     return top / bottom if bottom > 0 else float('nan')
 
 
 # the ways that run drift.yml: report only, records counted
 DRIFT_WAYS = ('ours', 'before', 'cold')
-LABELS = {'floor': 'floor', 'ping': 'ping only', 'per-key': 'per-key', 'ours': 'drift.yml', 'before': 'drift.yml@before',
-          'cold': 'drift.yml, code not on the hosts'}
+LABELS = {'floor': 'floor', 'ping': 'ping only', 'bare': 'bare module', 'per-key': 'per-key', 'ours': 'drift.yml',
+          'before': 'drift.yml@before', 'cold': 'drift.yml, code not on the hosts'}
 
 
 def _cell(value, digits=2):
@@ -515,14 +543,14 @@ def markdown(meta, table, ssh=False):
                             row['tasks'], row['records'] if way in DRIFT_WAYS else '-', status, row['load'],
                             row['others']))
     lines += ['', '| hosts | mode | drift/floor wall | drift/floor CPU | per-key/drift wall | per-key/drift CPU '
-                  '| before/after CPU | ping/floor CPU | drift/ping CPU | code not on the hosts/floor CPU |',
-              '|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|']
+                  '| before/after CPU | ping/floor CPU | bare/floor CPU | drift/ping CPU | code not on the hosts/floor CPU |',
+              '|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|']
     for hosts, mode, rows in table:
         if 'ours' not in rows:
             continue
         ours, floor, per_key, older = rows['ours'], rows.get('floor'), rows.get('per-key'), rows.get('before')
-        ping, cold = rows.get('ping'), rows.get('cold')
-        lines.append('| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |' % (
+        ping, bare, cold = rows.get('ping'), rows.get('bare'), rows.get('cold')
+        lines.append('| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |' % (
             hosts, mode or 'local',
             _cell(floor and ratio(ours['wall'], floor['wall'])) + ('x' if floor else ''),
             _cell(floor and ratio(ours['cpu'], floor['cpu'])) + ('x' if floor else ''),
@@ -530,6 +558,7 @@ def markdown(meta, table, ssh=False):
             _cell(per_key and ratio(per_key['cpu'], ours['cpu'])) + ('x' if per_key else ''),
             _cell(older and ratio(older['cpu'], ours['cpu'])) + ('x' if older else ''),
             _cell(ping and floor and ratio(ping['cpu'], floor['cpu'])) + ('x' if ping and floor else ''),
+            _cell(bare and floor and ratio(bare['cpu'], floor['cpu'])) + ('x' if bare and floor else ''),
             _cell(ping and ratio(ours['cpu'], ping['cpu'])) + ('x' if ping else ''),
             _cell(cold and floor and ratio(cold['cpu'], floor['cpu'])) + ('x' if cold and floor else '')))
     lines += ['', 'Targets (reported, not asserted): drift.yml at most 2 module round trips per host; '
@@ -575,8 +604,9 @@ def parse_args():
                              "compression of every payload")
     parser.add_argument('--forks', type=int, default=5, help="ansible-playbook -f (default 5, Ansible's default)")
     parser.add_argument('--ways', default='floor,ping,per-key,ours',
-                        help='comma-separated subset of floor,ping,per-key,ours,cold (default floor,ping,per-key,'
-                             'ours); cold: drift.yml with every host lacking the collection\'s code (an empty '
+                        help='comma-separated subset of floor,ping,bare,per-key,ours,cold (default floor,ping,'
+                             'per-key,ours); bare: one module sent without AnsiballZ, the least a module task '
+                             'could cost; cold: drift.yml with every host lacking the collection\'s code (an empty '
                              'dbhost_code_cache_dir of its own), the first run after an install or upgrade')
     parser.add_argument('--playbook', help='the drift playbook of "ours" (default playbooks/drift.yml of the '
                                            'collection under test)')
@@ -758,7 +788,7 @@ def main():
         playbook = os.path.abspath(args.playbook) if args.playbook else os.path.join(collection, 'playbooks', 'drift.yml')
         with open(os.path.join(WORK, 'ansible.cfg'), 'w') as handle:
             handle.write('# empty: the bench runs with Ansible defaults, whatever ~/.ansible.cfg says\n')
-        books = {'floor': FLOOR, 'ping': PING, 'per-key': PER_KEY, 'ours': playbook, 'cold': playbook,
+        books = {'floor': FLOOR, 'ping': PING, 'bare': write_bare(WORK), 'per-key': PER_KEY, 'ours': playbook, 'cold': playbook,
                  'before': os.path.join(WORK, 'collections-before', 'ansible_collections', 'dbhost', 'tuning',
                                         'playbooks', 'drift.yml')}
         env = base_env(paths)

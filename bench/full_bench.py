@@ -5,7 +5,7 @@ The plays run side by side in one run, in check mode against this machine, for e
 (aliases of localhost on the local connection):
 
   floor    bench/floor.yml: gather_facts and one ansible.builtin.ping
-  ping     bench/ping.yml: one ansible.builtin.ping and no facts, the least one module task costs
+  ping     bench/ping.yml: one ansible.builtin.ping and no facts, the least an AnsiballZ task costs
   bare     one task of a module that Ansible sends without AnsiballZ (BARE_MODULE below, written
            into the bench's work folder), the least any module task could cost
   per-key  bench/per_key.yml: the same check written by hand, one task per setting

@@ -230,6 +230,9 @@ def main():
     parser.add_argument('--mitogen', metavar='PATH', help='as full_bench.py --mitogen')
     parser.add_argument('--forks', type=int, default=5)
     parser.add_argument('--ref', help='profile the collection as committed at REF (git archive)')
+    parser.add_argument('--source-tree', action='store_true',
+                        help='the collection as a source tree (galaxy.yml) instead of built and installed as the '
+                             'README installs it (full_bench.py --source-tree)')
     parser.add_argument('--output', help='folder for the profiles and logs (default .benchmarks/drift_profile-<time>)')
     args = parser.parse_args()
     full_bench.preflight(argparse.Namespace(ssh=True))
@@ -245,7 +248,7 @@ def main():
         fixture.set_up()
         rig.start()
         rig.keep.add(fixture.dummy.pid)
-        paths, collection, commit = full_bench.collections_path(args.ref, full_bench.WORK)
+        paths, collection, commit = full_bench.collections_path(args.ref, full_bench.WORK, source_tree=args.source_tree)
         with open(os.path.join(full_bench.WORK, 'ansible.cfg'), 'w') as handle:
             handle.write('# empty: Ansible defaults\n')
         if args.pipelining == 'mitogen':

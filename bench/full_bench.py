@@ -297,21 +297,44 @@ def on_signal(number, frame):
     raise SystemExit(128 + number)
 
 
-def collections_path(ref, workdir, name='collections'):
-    """ANSIBLE_COLLECTIONS_PATH where dbhost.tuning is this checkout (or REF of it) and ansible.posix is found."""
+def collections_path(ref, workdir, name='collections', source_tree=False):
+    """(ANSIBLE_COLLECTIONS_PATH, the collection's folder, commit) where dbhost.tuning is this checkout (or
+    REF of it) and ansible.posix is found.
+
+    The collection is installed as the README installs it, ansible-galaxy collection build then install:
+    with MANIFEST.json and FILES.json, without galaxy.yml. That matters under Mitogen, whose planner lists
+    every installed collection in each task's worker; a source tree's galaxy.yml is parsed (YAML, and
+    ansible-core's schema for it, YAML too) every time, a built one's MANIFEST.json is read as JSON.
+    SOURCE_TREE keeps the checkout (a symlink) or the git archive of REF as it is, as before this option.
+    """
     top = os.path.join(workdir, name)
     target = os.path.join(top, 'ansible_collections', 'dbhost', 'tuning')
-    os.makedirs(os.path.dirname(target))
     commit = None
+    source = ROOT
     if ref:
         commit = sh('git', '-C', ROOT, 'rev-parse', '--verify', ref + '^{commit}').stdout.strip()
         archive = subprocess.run(['git', '-C', ROOT, 'archive', '--format=tar', commit], check=True,
                                  stdout=subprocess.PIPE).stdout
-        os.makedirs(target)
+        source = target if source_tree else os.path.join(workdir, name + '-source')
+        os.makedirs(source)
         with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-            tar.extractall(target)
+            tar.extractall(source)
+    if source_tree:
+        if not ref:
+            os.makedirs(os.path.dirname(target))
+            os.symlink(ROOT, target)
     else:
-        os.symlink(ROOT, target)
+        built = os.path.join(workdir, name + '-build')
+        galaxy = os.path.join(VENV, 'bin', 'ansible-galaxy')
+        sh(galaxy, 'collection', 'build', '--force', '--output-path', built, source)
+        tarballs = glob.glob(os.path.join(built, 'dbhost-tuning-*.tar.gz'))
+        if len(tarballs) != 1:
+            raise SystemExit('ansible-galaxy collection build of %s left %r in %s' % (source, tarballs, built))
+        sh(galaxy, 'collection', 'install', '--force', '--no-deps', '-p', top, tarballs[0],
+           env=dict(os.environ, ANSIBLE_COLLECTIONS_PATH=top))
+        shutil.rmtree(built)
+        if source != ROOT:
+            shutil.rmtree(source)
     paths = [top, os.path.join(ROOT, '.cache', 'collections')]
     paths += [path for path in os.environ.get('ANSIBLE_COLLECTIONS_PATH', '').split(os.pathsep) if path]
     if not any(os.path.isdir(os.path.join(path, 'ansible_collections', 'ansible', 'posix')) for path in paths):
@@ -615,6 +638,10 @@ def parse_args():
     parser.add_argument('--before', metavar='REF',
                         help='also run drift.yml of the collection as committed at REF, interleaved with the '
                              'others: the before and after of a change in one run')
+    parser.add_argument('--source-tree', action='store_true',
+                        help='put the checkout (or the git archive of --ref/--before) on the collections path as '
+                             'it is, instead of installing it as the README does (ansible-galaxy collection build '
+                             'and install); Mitogen then parses its galaxy.yml in every task')
     parser.add_argument('--no-warm-up', dest='warm_up', action='store_false',
                         help='skip the untimed 1-host run of each way first')
     parser.add_argument('--output', help='markdown file for the table (default .benchmarks/full_bench-<time>.md; '
@@ -703,6 +730,8 @@ def describe(args, commit, playbook, collection, ansible_version, strategies, be
     else:
         described = 'dbhost.tuning working tree at %s%s' % (
             head, ', with uncommitted changes in playbooks/roles/plugins' if dirty.strip() else '')
+    described += (', the source tree on the collections path' if args.source_tree
+                  else ', built and installed (ansible-galaxy collection build, install)')
     with open(playbook, 'rb') as handle:
         book_digest = hashlib.sha256(handle.read()).hexdigest()[:12]
     ssh_args = args.ssh_args if args.ssh_args is not None else \
@@ -781,10 +810,11 @@ def main():
         if rig:
             rig.start()
             rig.keep.add(fixture.dummy.pid)
-        paths, collection, commit = collections_path(args.ref, WORK)
+        paths, collection, commit = collections_path(args.ref, WORK, source_tree=args.source_tree)
         before_paths, before_commit = None, None
         if args.before:
-            before_paths, dummy, before_commit = collections_path(args.before, WORK, 'collections-before')
+            before_paths, dummy, before_commit = collections_path(args.before, WORK, 'collections-before',
+                                                                  source_tree=args.source_tree)
         playbook = os.path.abspath(args.playbook) if args.playbook else os.path.join(collection, 'playbooks', 'drift.yml')
         with open(os.path.join(WORK, 'ansible.cfg'), 'w') as handle:
             handle.write('# empty: the bench runs with Ansible defaults, whatever ~/.ansible.cfg says\n')

@@ -338,4 +338,8 @@ class ActionModule(ActionBase):
             runner_args['code'] = Code.packed()
             result = self._execute_module(module_name='dbhost.tuning.run_cached', module_args=runner_args,
                                           task_vars=task_vars)
-        return result
+        try:
+            return code_cache.unpack_result(result)
+        except (TypeError, ValueError) as error:
+            raise AnsibleActionFail('host_state: the result run_cached returned cannot be read (%s): %.200r'
+                                    % (error, result.get(code_cache.PACKED)))

@@ -83,6 +83,16 @@ code_missing:
       else was done.
   returned: when the copy is missing
   type: bool
+packed_result:
+  description:
+    - Every key of host_state's result but C(changed), C(failed), C(msg), C(restart_required), C(reboot_required),
+      C(drift_gate), C(warnings) and the others Ansible reads itself, as one JSON text. The action plugin puts them
+      back, so that a task's result is host_state's as it is; one text is one value where Ansible and Mitogen walk
+      every value of a module's result on the controller.
+    - Not returned when host_state's arguments hold a value marked no_log, which Ansible then removes from the
+      result as it does for any module.
+  returned: when host_state ran
+  type: str
 '''
 
 import copy
@@ -110,6 +120,24 @@ def given(params):
     class Given(AnsibleModule):
         def _load_params(self):
             self.params = copy.deepcopy(params)
+
+        def exit_json(self, **kwargs):
+            AnsibleModule.exit_json(self, **self._packed(kwargs))
+
+        def fail_json(self, msg, **kwargs):
+            AnsibleModule.fail_json(self, msg, **self._packed(kwargs))
+
+        def _packed(self, result):
+            if self.no_log_values:
+                # Ansible strips those values from every string of the result it prints; from a packed
+                # text it could not strip them whole, so the result stays as host_state gives it
+                return result
+            result.setdefault('invocation', {'module_args': self.params})
+            packed = code_cache.pack_result(result)
+            if code_cache.PACKED in packed:
+                # the invocation is in the packed text; Ansible adds its own where the key is missing
+                packed['invocation'] = {}
+            return packed
     return Given
 
 

@@ -29,6 +29,7 @@ import hashlib
 import importlib.machinery
 import importlib.util
 import io
+import json
 import os
 import py_compile
 import shutil
@@ -104,6 +105,47 @@ def unpack(text, code_hash):
     if digest(files) != code_hash:
         raise CacheError('the code sent does not have the digest %s' % code_hash)
     return files
+
+
+# ------------------------------------------------------------------ host_state's result, on the way back
+
+# run_cached returns host_state's result with all but these keys in one JSON text under PACKED, which the
+# action plugin puts back as they were. The controller walks each value of a module's result in the worker
+# (the JSON decoder that tags every value; Mitogen wraps each one as unsafe), and host_state's has over a
+# thousand with its invocation; one text is one value there. The keys left out are those Ansible reads
+# before the action plugin does.
+PACKED = 'packed_result'
+UNPACKED = frozenset(['changed', 'failed', 'msg', 'exception', 'skipped', 'warnings', 'deprecations',
+                      'drift_gate', 'restart_required', 'reboot_required', 'code_missing', 'ansible_facts'])
+
+
+def pack_result(result):
+    """result with every key but UNPACKED (and Ansible's _ansible_*) in one JSON text under PACKED;
+    result as it is when it has none or is not plain JSON."""
+    packed = dict((key, value) for key, value in result.items()
+                  if key not in UNPACKED and not key.startswith('_ansible_'))
+    if not packed:
+        return result
+    try:
+        text = json.dumps(packed, separators=(',', ':'), allow_nan=False)
+    except (TypeError, ValueError):
+        return result
+    kept = dict((key, value) for key, value in result.items() if key not in packed)
+    kept[PACKED] = text
+    return kept
+
+
+def unpack_result(result):
+    """What pack_result() packed, put back into result (a new dict); result as it is when nothing was
+    packed. ValueError when the packed text is not a JSON object."""
+    if PACKED not in result:
+        return result
+    unpacked = dict((key, value) for key, value in result.items() if key != PACKED)
+    packed = json.loads(result[PACKED])
+    if not isinstance(packed, dict):
+        raise ValueError('%s is not a JSON object' % PACKED)
+    unpacked.update(packed)
+    return unpacked
 
 
 # ------------------------------------------------------------------ the copy on the host

@@ -71,3 +71,21 @@ def test_a_misspelt_dbhost_code_cache_is_refused_naming_the_variable_meant(monke
     with pytest.raises(action.AnsibleActionFail) as error:
         _run(monkeypatch, {'dbhost_code_cach': False}, [])
     assert 'dbhost_code_cach' in str(error.value) and 'dbhost_code_cache' in str(error.value)
+
+
+def test_the_result_run_cached_packs_comes_back_as_host_state_gave_it(monkeypatch):
+    whole = dict(RESULT, roles={'kernel_params': {'settings': [0]}}, plans=[{'kind': 'sysctl'}],
+                 diff=[{'before': '', 'after': 'fs.aio-max-nr = 1\n'}], restart_required=False)
+    packed = code_cache.pack_result(whole)
+    assert sorted(packed) == ['changed', 'packed_result', 'restart_required']
+    result, dummy = _run(monkeypatch, {}, [packed])
+    assert dict((key, result[key]) for key in whole) == whole
+    assert 'packed_result' not in result
+
+
+@pytest.mark.parametrize('text', ['{"settings": [', '["settings"]', None])
+def test_a_packed_result_that_cannot_be_read_fails_saying_so(monkeypatch, text):
+    with pytest.raises(action.AnsibleActionFail) as error:
+        _run(monkeypatch, {}, [{'changed': False, 'packed_result': text}])
+    assert str(error.value).startswith('host_state: the result run_cached returned cannot be read (')
+    assert str(error.value).endswith('): %r' % (text,))

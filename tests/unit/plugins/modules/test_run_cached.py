@@ -76,9 +76,13 @@ def test_with_the_code_sent_it_keeps_it_and_does_what_host_state_does(tmp_path, 
     direct_root = fake_host.build(str(tmp_path / 'direct'))
     cached_root = fake_host.build(str(tmp_path / 'cached'))
     direct = run_module(_module('host_state'), _host_state_args(direct_root), check_mode=check_mode, diff=True)
-    cached = run_module(_module('run_cached'), _runner_args(tmp_path, cached_root), check_mode=check_mode, diff=True)
+    returned = run_module(_module('run_cached'), _runner_args(tmp_path, cached_root), check_mode=check_mode,
+                          diff=True)
     assert not direct.get('failed'), direct
-    assert cached['changed'] is True
+    # all but the keys Ansible reads itself come back in one JSON text, which the action plugin unpacks
+    assert sorted(returned) == ['changed', 'invocation', 'packed_result', 'reboot_required', 'restart_required']
+    assert returned['changed'] is True and returned['invocation'] == {}
+    cached = code_cache.unpack_result(returned)
     # the same result, the invocation included (host_state's arguments, not run_cached's), but for the root
     assert cached == _rooted(direct, direct_root, cached_root)
     # the same tree, but for the baseline, which holds when it was taken
@@ -101,14 +105,44 @@ def test_a_folder_it_cannot_keep_the_code_in_runs_the_code_sent_with_a_warning(t
     root = fake_host.build(str(tmp_path / 'host'))
     blocker = tmp_path / 'file'
     blocker.write_text('x')
-    result = run_module(_module('run_cached'), _runner_args(tmp_path, root, cache_dir=str(blocker / 'code')),
-                        check_mode=True)
+    result = code_cache.unpack_result(run_module(
+        _module('run_cached'), _runner_args(tmp_path, root, cache_dir=str(blocker / 'code')), check_mode=True))
     assert not result.get('failed'), result
     assert result['changed'] is True and result['settings'][0]['name'] == 'fs.aio-max-nr'
     said = [warning['event']['msg'] for warning in result['warnings']]
     assert said == ['run_cached: the collection code is not kept on the host (cannot keep the code in '
                     '%s: Not a directory); it ran from the copy sent, and every run will send it again: set '
                     'dbhost_code_cache_dir to a folder it can keep, or dbhost_code_cache to false' % (blocker / 'code')]
+
+
+def test_a_failed_host_state_comes_back_packed_and_whole(tmp_path, run_module):
+    """The drift gate fails the task with every record: run_cached packs those too."""
+    direct_root = fake_host.build(str(tmp_path / 'direct'))
+    cached_root = fake_host.build(str(tmp_path / 'cached'))
+    args = _host_state_args(direct_root)
+    args['fail_on_drift'] = True
+    direct = run_module(_module('host_state'), args, check_mode=True)
+    runner = _runner_args(tmp_path, cached_root)
+    runner['module_args']['fail_on_drift'] = True
+    returned = run_module(_module('run_cached'), runner, check_mode=True)
+    assert direct['failed'] is True and direct['drift_gate'] is True
+    assert 'packed_result' in returned and returned['failed'] is True and returned['msg'] == direct['msg']
+    assert code_cache.unpack_result(returned) == _rooted(direct, direct_root, cached_root)
+
+
+def test_a_module_with_a_no_log_value_returns_its_result_plain_with_the_value_removed(capsys):
+    """Ansible removes a no_log value from every string of the result it prints; it could not remove it
+    whole from a packed text, so such a result is not packed."""
+    from ansible.module_utils.testing import patch_module_args
+    given = _module('run_cached').given({'password': 'hunter2', 'name': 'x'})
+    with patch_module_args({}):
+        module = given(argument_spec={'password': {'type': 'str', 'no_log': True}, 'name': {'type': 'str'}})
+        with pytest.raises(SystemExit):
+            module.exit_json(changed=False, settings=[{'name': 'x', 'detail': 'logged in with hunter2'}])
+    import json
+    out = json.loads(capsys.readouterr().out)
+    assert 'packed_result' not in out
+    assert out['settings'] == [{'name': 'x', 'detail': 'logged in with ********'}]
 
 
 def test_code_that_is_not_what_its_digest_names_fails_before_anything_is_touched(tmp_path, run_module):

@@ -261,3 +261,33 @@ def test_the_finder_leaves_every_other_name_alone(tmp_path):
     assert finder.find_spec('json') is None
     assert finder.find_spec(code_cache.PREFIX + 'x') is None
     assert finder.find_spec(code_cache.PREFIX + '.zz_probe.nothing') is None
+
+
+def test_a_result_packed_and_unpacked_is_the_same_and_keeps_out_what_ansible_reads():
+    result = {'changed': True, 'failed': True, 'msg': 'drifted', 'drift_gate': True, 'reboot_required': False,
+              'restart_required': True, 'warnings': ['w'], '_ansible_no_log': False, 'invocation': {'module_args': {}},
+              'settings': [{'name': 'vm.swappiness', 'desired': 1, 'live': None, 'detail': u'caf\u00e9'}],
+              'roles': {'kernel_params': {'settings': [0]}}, 'notes': []}
+    packed = code_cache.pack_result(result)
+    assert sorted(packed) == ['_ansible_no_log', 'changed', 'drift_gate', 'failed', 'msg', 'packed_result',
+                              'reboot_required', 'restart_required', 'warnings']
+    assert isinstance(packed['packed_result'], str)
+    assert code_cache.unpack_result(packed) == result
+    assert 'packed_result' in packed   # unpack_result makes a new dict
+
+
+@pytest.mark.parametrize('result', [{'changed': False, 'code_missing': True},
+                                    {'changed': False, 'settings': [{1, 2}]},
+                                    {'changed': False, 'settings': [float('nan')]}],
+                         ids=['nothing to pack', 'not JSON', 'not strict JSON'])
+def test_a_result_with_nothing_to_pack_or_not_plain_json_is_left_as_it_is(result):
+    assert code_cache.pack_result(result) is result
+
+
+def test_unpack_leaves_a_result_without_a_packed_text_alone_and_refuses_one_that_is_no_object():
+    result = {'changed': False, 'settings': []}
+    assert code_cache.unpack_result(result) is result
+    with pytest.raises(ValueError):
+        code_cache.unpack_result({'changed': False, 'packed_result': '[1]'})
+    with pytest.raises(ValueError):
+        code_cache.unpack_result({'changed': False, 'packed_result': '{"settings": '})

@@ -29,7 +29,7 @@ attributes:
     description: Nothing on the host changes; records say C(drift) for what would change.
   diff_mode:
     support: full
-    description: Returns the before and after text of every file edited, or in check mode of every file that would be.
+    description: With C(--diff), returns the before and after text of every file edited, or in check mode of every file that would be; without it, no C(diff).
   platform:
     support: full
 options:

@@ -276,7 +276,7 @@ backup_files:
   elements: str
 diff:
   description: Before and after text of each file edited, with C(--diff).
-  returned: when changed
+  returned: when changed and run with C(--diff)
   type: list
   elements: dict
 '''

@@ -235,7 +235,7 @@ backup_file:
   type: raw
 diff:
   description: Before and after text of the edited files, with C(--diff).
-  returned: when changed
+  returned: when changed and run with C(--diff)
   type: list
   elements: dict
 '''

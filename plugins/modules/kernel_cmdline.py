@@ -221,7 +221,7 @@ backup_file:
   type: str
 diff:
   description: Before and after text of the file written, with C(--diff).
-  returned: when changed
+  returned: when changed and run with C(--diff)
   type: list
   elements: dict
 '''

@@ -219,7 +219,7 @@ backup_file:
   type: str
 diff:
   description: Before and after text of O(file), with C(--diff).
-  returned: when changed
+  returned: when changed and run with C(--diff)
   type: list
   elements: dict
 '''

@@ -268,7 +268,7 @@ backup_file:
   type: raw
 diff:
   description: Before and after text of every edited file, with C(--diff).
-  returned: when changed
+  returned: when changed and run with C(--diff)
   type: list
   elements: dict
 '''

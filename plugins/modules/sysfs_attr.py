@@ -172,7 +172,7 @@ backup_file:
   type: str
 diff:
   description: Before and after text of O(tmpfiles_file), with C(--diff).
-  returned: when changed
+  returned: when changed and run with C(--diff)
   type: list
   elements: dict
 '''

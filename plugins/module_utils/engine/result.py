@@ -95,7 +95,10 @@ def run_plan(module, make_plan):
         module.fail_json(msg='%s; %s' % (describe_os_error(exc), journal.summary(put_back, stuck)),
                          changed=bool(journal.changes()))
     # A plan may shape its own result (host_state adds each record's owner); the contract's keys stay.
-    output = json_safe(plan.output(result) if hasattr(plan, 'output') else result.as_dict())
+    output = plan.output(result) if hasattr(plan, 'output') else result.as_dict()
+    if not getattr(module, '_diff', False):
+        drop_diffs(output)
+    output = json_safe(output)
     # ansible-core 2.19 deprecates a warnings key in a module's result: use module.warn().
     for warning in output.pop('warnings', []):
         module.warn(warning)
@@ -108,6 +111,15 @@ def run_plan(module, make_plan):
         # (drift_gate), so that a report can tell drift from a failed check.
         module.fail_json(msg=gate, drift_gate=True, **output)
     module.exit_json(**output)
+
+
+def drop_diffs(output):
+    """The contract outside diff mode (no ``--diff``): no ``diff`` in the result, neither its own nor
+    that of a plan whose whole result is kept under a key of it (host_state's call of one role)."""
+    output.pop('diff', None)
+    for value in output.values():
+        if isinstance(value, dict):
+            value.pop('diff', None)
 
 
 def json_safe(value):

@@ -101,6 +101,29 @@ def _rooted(result, old, new):
     return json.loads(json.dumps(result).replace(old, new))
 
 
+def _without_diffs(value):
+    """VALUE with every ``diff`` key taken out, at any depth."""
+    if isinstance(value, dict):
+        return dict((key, _without_diffs(item)) for key, item in value.items() if key != 'diff')
+    if isinstance(value, list):
+        return [_without_diffs(item) for item in value]
+    return value
+
+
+def test_a_diff_only_in_diff_mode_direct_or_cached(tmp_path, run_module):
+    """The contract: ``diff`` when run with --diff, for the result and for the plan a call of one role keeps at
+    the top; without it the same result, but for the diffs."""
+    roots = dict((name, fake_host.build(str(tmp_path / name))) for name in ('shown', 'plain', 'cached'))
+    shown = run_module(_module('host_state'), _host_state_args(roots['shown']), check_mode=True, diff=True)
+    plain = run_module(_module('host_state'), _host_state_args(roots['plain']), check_mode=True)
+    cached = code_cache.unpack_result(run_module(
+        _module('run_cached'), _runner_args(tmp_path, roots['cached']), check_mode=True))
+    assert shown['diff'] and shown['kernel_params']['diff'] == shown['diff']
+    assert plain == _without_diffs(_rooted(shown, roots['shown'], roots['plain']))
+    assert plain['changed'] is True and 'diff' not in plain and 'diff' not in plain['kernel_params']
+    assert cached == _rooted(plain, roots['plain'], roots['cached'])
+
+
 def test_a_folder_it_cannot_keep_the_code_in_runs_the_code_sent_with_a_warning(tmp_path, run_module):
     root = fake_host.build(str(tmp_path / 'host'))
     blocker = tmp_path / 'file'

@@ -209,7 +209,11 @@ class Sshd(object):
             'ansible_port': self.port,
             'ansible_user': 'root',
             'ansible_ssh_private_key_file': self.path('client_key'),
-            'ansible_ssh_common_args': ' '.join(option for option in self.ssh_options()[4:]),
+            # SetEnv (sshd accepts no variable, so it is dropped there) makes each alias's ssh
+            # command line its own: Mitogen keys its connections by host, port, user and ssh
+            # arguments, and would otherwise run every alias over one shared connection and one
+            # interpreter, which is not a fleet.
+            'ansible_ssh_common_args': ' '.join(self.ssh_options()[4:] + ['-o', 'SetEnv=DBHOST_BENCH_HOST=%s' % alias]),
             'ansible_control_path': self.path(os.path.join('cp', alias)),
         }
 

@@ -98,6 +98,8 @@ CASES = [
      _args('db_parameter', engine='oracle', path=fake_host.PFILE, params={'filesystemio_options': 'SETALL'}),
      [fake_host.PFILE], None),
     ('kernel_cmdline', 'kernel_cmdline', _args('kernel_cmdline'), ['/etc/default/grub.d/99-dbhost-tuning.cfg'], _grub),
+    ('processor_set', 'processor_set', _args('processor_set'),
+     ['/etc/systemd/system/postgresql.service.d/90-dbhost-tuning-cpus.conf'], None),
 ]
 
 

@@ -69,6 +69,9 @@ FILES = {
     MYCNF: '[mysqld]\ninnodb_flush_method = fsync\ninnodb_buffer_pool_size = 1G\n',
     PFILE: "*.db_name='ORCL'\n*.filesystemio_options='none'\n",
     '/run/db.pid': '1234\n',
+    # a GRUB host (kernel_cmdline): the running command line and GRUB's defaults
+    '/proc/cmdline': 'BOOT_IMAGE=/boot/vmlinuz root=UUID=0a1b2c3d ro quiet\n',
+    '/etc/default/grub': 'GRUB_DEFAULT=0\nGRUB_CMDLINE_LINUX_DEFAULT="quiet"\nGRUB_CMDLINE_LINUX=""\n',
 }
 
 # Arguments each module accepts on this tree (run in check mode by the tests).

@@ -47,6 +47,7 @@ CASES = [
     ('db_parameter-oracle-pfile', 'db_parameter', {'engine': 'oracle', 'path': fake_host.PFILE,
                                                    'params': {'filesystemio_options': 'SETALL'}}),
     ('processor_set', 'processor_set', fake_host.BASELINE['processor_set']),
+    ('kernel_cmdline', 'kernel_cmdline', fake_host.BASELINE['kernel_cmdline']),
 ]
 
 

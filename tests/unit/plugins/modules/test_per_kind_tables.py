@@ -1,0 +1,68 @@
+# -*- coding: utf-8 -*-
+# Copyright: contributors to dbhost.tuning
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Every kind of the registry has a case in every per-kind test table.
+
+Several suites hold a table with one entry per kind of setting (the call that works on the
+fake host, the files it writes, the option its records name, the kill test, the revert test,
+the bad-input corpus). They are data, not derived from the registry, so a new kind could be
+left out of one of them and its suite would still pass; this test fails instead, naming the
+kind and the table.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import importlib.util
+import os
+
+import pytest
+import yaml
+
+from ansible_collections.dbhost.tuning.plugins.module_utils.state import registry
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TESTS = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
+
+
+def _load(name, path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _tables():
+    """{table name: the kinds it has a case for}."""
+    fake_host = _load('fake_host', os.path.join(HERE, 'fake_host.py'))
+    confinement = _load('per_kind_confinement', os.path.join(HERE, 'test_modules_confinement.py'))
+    sources = _load('per_kind_sources', os.path.join(HERE, 'test_modules_record_sources.py'))
+    revert = _load('per_kind_revert', os.path.join(HERE, 'test_host_state_revert.py'))
+    kill = _load('per_kind_kill', os.path.join(TESTS, 'integration', 'test_kill_writes.py'))
+    with open(os.path.join(HERE, 'bad_inputs.yml')) as handle:
+        corpus = yaml.safe_load(handle)
+    return {
+        'fake_host.BASELINE': set(fake_host.BASELINE),
+        'test_modules_confinement.WRITES': set(confinement.WRITES),
+        'test_modules_record_sources.OPTIONS': set(sources.OPTIONS),
+        'test_host_state_revert.CASES': set(case[1] for case in revert.CASES),
+        'integration/test_kill_writes.CASES': set(case[1] for case in kill.CASES),
+        'bad_inputs.yml': set(name for name, cases in corpus.items() if cases),
+    }
+
+
+TABLES = _tables()
+
+
+@pytest.mark.parametrize('table', sorted(TABLES))
+def test_every_kind_has_a_case(table):
+    missing = sorted(set(registry.KINDS) - TABLES[table])
+    assert not missing, '%s has no case for the kind(s) %s' % (table, ', '.join(missing))
+
+
+@pytest.mark.parametrize('table', sorted(TABLES))
+def test_no_case_names_a_kind_the_registry_lacks(table):
+    modules = set(registry.MODULES)
+    unknown = sorted(TABLES[table] - modules)
+    assert not unknown, '%s names %s, which the registry does not know' % (table, ', '.join(unknown))

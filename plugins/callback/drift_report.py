@@ -61,8 +61,8 @@ options:
     description: Which reports to write.
     type: list
     elements: str
-    choices: [json, junit, markdown]
-    default: [json, junit, markdown]
+    choices: [json, junit, markdown, html]
+    default: [json, junit, markdown, html]
     env:
       - name: DBHOST_DRIFT_REPORT_FORMATS
     ini:
@@ -80,6 +80,41 @@ options:
     ini:
       - section: dbhost_drift_report
         key: terminal
+  ledger:
+    description:
+      - The ledger every run's records are appended to, so that each record is marked against the run
+        before (V(new), V(fixed), V(still) with since when and how many runs, V(changed)) and the HTML
+        report shows the trend. A file path is a SQLite ledger (created when missing); a
+        C(postgresql://) connection string is a PostgreSQL ledger, written through C(psql).
+      - Written on the controller when the playbook ends, never by a host. Not set, no ledger.
+    type: str
+    env:
+      - name: DBHOST_DRIFT_LEDGER
+    ini:
+      - section: dbhost_drift_report
+        key: ledger
+  ledger_scope:
+    description:
+      - The series of runs in the ledger a run follows (one per fleet or schedule that shares a ledger);
+        a run is marked against the last run of the same scope.
+    type: str
+    default: default
+    env:
+      - name: DBHOST_DRIFT_LEDGER_SCOPE
+    ini:
+      - section: dbhost_drift_report
+        key: ledger_scope
+  waivers:
+    description:
+      - A YAML file of waivers (host pattern, setting pattern, reason, owner, expiry date); a drifted
+        setting a waiver matches is shown as waived and does not make its host drift until the waiver
+        expires. See docs/USING.md.
+    type: path
+    env:
+      - name: DBHOST_DRIFT_WAIVERS
+    ini:
+      - section: dbhost_drift_report
+        key: waivers
 '''
 
 import datetime
@@ -88,6 +123,7 @@ import os
 from ansible.plugins.callback import CallbackBase
 
 from ansible_collections.dbhost.tuning.plugins.plugin_utils.drift_report.files import write_reports
+from ansible_collections.dbhost.tuning.plugins.plugin_utils.drift_report.history import history_lines, place_in_history
 from ansible_collections.dbhost.tuning.plugins.plugin_utils.drift_report.records import (
     CLEAN, DRIFT, FAILED, UNREACHABLE, UNSUPPORTED, DriftCollector)
 from ansible_collections.dbhost.tuning.plugins.plugin_utils.drift_report.terminal import render_terminal
@@ -102,6 +138,8 @@ class CallbackModule(CallbackBase):
     def __init__(self, display=None, options=None):
         super(CallbackModule, self).__init__(display=display, options=options)
         self.collector = DriftCollector()
+        # Each host's inventory groups, for the HTML report's group filter.
+        self.groups = {}
 
     def output_dir(self):
         configured = self.get_option('output_dir')
@@ -122,6 +160,10 @@ class CallbackModule(CallbackBase):
     def _add(self, result, failed=False, unreachable=False, ignored=False):
         task = result.task
         data = result.result
+        if result.host.get_name() not in self.groups:
+            groups = getattr(result.host, 'get_groups', lambda: [])()
+            self.groups[result.host.get_name()] = sorted(
+                group.get_name() for group in groups if group.get_name() not in ('all', 'ungrouped'))
         self.collector.add_result(
             result.host.get_name(), result.task_name or task.get_name(), self._module(task, data), data,
             failed=failed, unreachable=unreachable, ignored=ignored)
@@ -150,6 +192,10 @@ class CallbackModule(CallbackBase):
 
     def v2_playbook_on_stats(self, stats):
         report = self.collector.report(finished=datetime.datetime.now(datetime.timezone.utc))
+        for host, entry in report['hosts'].items():
+            entry['groups'] = self.groups.get(host, [])
+        place_in_history(report, ledger=self.get_option('ledger'), waivers=self.get_option('waivers'),
+                         scope=self.get_option('ledger_scope') or 'default')
         output_dir = self.output_dir()
         try:
             written = write_reports(report, output_dir, self.get_option('formats'))
@@ -162,5 +208,10 @@ class CallbackModule(CallbackBase):
             self._display.banner('DRIFT REPORT')
             for line, state in render_terminal(report, mode):
                 self._display.display(line, color=colors.get(state))
+        for line, problem in history_lines(report):
+            if problem:
+                self._display.error('drift_report: %s' % line)
+            elif mode != 'none':
+                self._display.display(line)
         for path in written:
             self._display.display('drift report: %s' % path)

@@ -15,6 +15,7 @@ import json
 import threading
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import CLEAN_STATUSES
+from ansible_collections.dbhost.tuning.plugins.plugin_utils.drift_report.fleet import restate
 
 # The version of drift.json's shape, which docs/drift-report.schema.json describes (its
 # schema_version is a const): 2 added each record's source and reason.  format_version, the
@@ -155,28 +156,11 @@ def host_state(entry):
 
 def build_report(hosts, playbooks=(), started=None, finished=None):
     """The drift.json document: everything the other formats are rendered from."""
-    report_hosts = {}
-    summary = {'hosts': len(hosts), 'settings': 0, 'drifted': 0, 'unsupported': 0, 'statuses': {}}
-    summary.update((state, 0) for state in HOST_STATES)
-    for name in sorted(hosts):
-        entry = hosts[name]
-        state = host_state(entry)
-        drifted = sum(1 for record in entry['settings'] if not is_clean(record['status']))
-        unsupported = sum(1 for record in entry['settings'] if is_unsupported(record['status']))
-        report_hosts[name] = {
-            'state': state,
-            'settings': [dict(record) for record in entry['settings']],
-            'errors': [dict(error) for error in entry['errors']],
-            'counts': {'settings': len(entry['settings']), 'drifted': drifted, 'unsupported': unsupported},
-        }
-        summary[state] += 1
-        summary['settings'] += len(entry['settings'])
-        summary['drifted'] += drifted
-        summary['unsupported'] += unsupported
-        for record in entry['settings']:
-            status = str(record['status'])
-            summary['statuses'][status] = summary['statuses'].get(status, 0) + 1
-    summary['state'] = next((state for state in HOST_STATES if summary[state]), CLEAN)
+    report_hosts = dict((name, {'settings': [dict(record) for record in hosts[name]['settings']],
+                                'errors': [dict(error) for error in hosts[name]['errors']]})
+                        for name in sorted(hosts))
+    # fleet.restate counts once for a fresh report and again after waivers are applied.
+    summary = restate(report_hosts, CLEAN_STATUSES)
     return {
         'schema_version': SCHEMA_VERSION,
         'format_version': SCHEMA_VERSION,

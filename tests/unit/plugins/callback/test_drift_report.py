@@ -81,7 +81,7 @@ def make_callback(tmp_path, **options):
     display = FakeDisplay()
     callback = drift_report.CallbackModule(display=display)
     callback._plugin_options = {'output_dir': str(tmp_path / 'reports'), 'formats': ['json', 'junit', 'markdown'],
-                                'terminal': 'full'}
+                                'terminal': 'full', 'ledger': None, 'ledger_scope': 'default', 'waivers': None}
     callback._plugin_options.update(options)
     return callback, display
 
@@ -114,7 +114,7 @@ def read_json(folder):
 
 
 def without_times(report):
-    return dict((key, value) for key, value in report.items() if key not in ('started', 'finished'))
+    return dict((key, value) for key, value in report.items() if key not in ('started', 'finished', 'run_id'))
 
 
 def test_clean_statuses_come_from_the_engine():

@@ -5,6 +5,7 @@
 
     scripts/drift-check [options] [-- ansible-playbook arguments]
     scripts/drift-check --from-report DIR
+    scripts/drift-check merge [options] --report-dir OUT SLICE_REPORT...
 
 scripts/drift-check runs this file with python3 from PATH (the venv's after `. scripts/lib.sh`,
 else the system's); `python3 scripts/drift_check.py` is the same.
@@ -27,17 +28,26 @@ state. Under each host that is not clean (or has unsupported settings) it prints
 task's message, and every setting that is not ok with its status, its reason and its source.
 A setting this platform or container cannot have (status unsupported: a key the running kernel
 does not have, a read-only /proc/sys) is counted apart and never changes the exit code by itself;
-with --unsupported-as-drift it counts as drift (3). See docs/drift-exit-codes.md. Standard library only.
+with --unsupported-as-drift it counts as drift (3). See docs/drift-exit-codes.md.
+
+--ledger keeps every run in a ledger (a SQLite file, or a postgresql:// connection string written
+through psql) and marks each record new, changed, still or fixed against the run before; with
+--since-last, drift exits 3 only when some of it is new. --waivers applies a waiver file. `merge`
+joins the drift.json of several slices or shards into one report and one exit code. These read the
+collection's plugin_utils from this checkout; the rest is standard library only.
 """
 
 from __future__ import annotations
 
 import argparse
+import atexit
+import importlib
 import json
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 EXIT_CLEAN = 0
@@ -49,7 +59,7 @@ EXIT_NO_HOSTS = 5
 EXIT_CODES = {'clean': EXIT_CLEAN, 'drift': EXIT_DRIFT, 'unreachable': EXIT_UNREACHABLE, 'failed': EXIT_FAILED}
 
 CALLBACK = 'dbhost.tuning.drift_report'
-REPORT_FILES = ('drift.json', 'drift.xml', 'drift.md')
+REPORT_FILES = ('drift.json', 'drift.xml', 'drift.md', 'drift.html')
 # What ansible-playbook prints when no host is left to check (checked with --list-hosts).
 NO_HOSTS_SIGNS = ('failed to parse inventory source', 'leaves us with no hosts to target', 'unable to parse')
 CHECKOUT = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
@@ -85,6 +95,7 @@ def parse_args(argv):
     parser.add_argument('--from-report', metavar='DIR', default=None,
                         help='do not run anything: decide from an existing DIR/drift.json '
                              '(for example an ansible-runner artifacts folder)')
+    add_history_args(parser)
     parser.add_argument('playbook_args', nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.playbook_args and args.playbook_args[0] == '--':
@@ -112,14 +123,17 @@ def unsupported_count(summary):
     return (summary.get('statuses') or {}).get('unsupported', 0)
 
 
-def verdict(report, report_only=False, unsupported_as_drift=False):
+def verdict(report, report_only=False, unsupported_as_drift=False, since_last=False):
     """The exit code for a report.  Unsupported settings leave the code alone, unless
-    ``unsupported_as_drift``: then a fleet that is clean but for them reads as drift."""
+    ``unsupported_as_drift``: then a fleet that is clean but for them reads as drift.  With
+    ``since_last``, drift is 3 only when some of it is new since the ledger's run before."""
     if not report.get('hosts') and not report['summary'].get('hosts'):
         return EXIT_NO_HOSTS
     code = EXIT_CODES[report['summary']['state']]
     if unsupported_as_drift and code == EXIT_CLEAN and unsupported_count(report['summary']):
         code = EXIT_DRIFT
+    if since_last and code == EXIT_DRIFT and not collection('fleet').new_drift(report):
+        code = EXIT_CLEAN
     if report_only and code == EXIT_DRIFT:
         return EXIT_CLEAN
     return code
@@ -183,6 +197,9 @@ def describe(report):
             lines.append('drift-check:   %s: clean, %d unsupported (%s)' % (
                 name, len(unsupported), ', '.join(sorted(set(str(record.get('name')) for record in unsupported)))))
         lines.extend(why_lines(hosts[name]))
+    if report.get('since_last') or report.get('waivers'):
+        fleet, waivers = collection('fleet'), collection('waivers')
+        lines.extend('drift-check: ' + line for line in fleet.since_last_lines(report) + waivers.waiver_lines(report))
     return lines
 
 
@@ -190,8 +207,11 @@ def report_dir_of(args):
     return os.path.abspath(args.report_dir or os.environ.get('DBHOST_DRIFT_REPORT_DIR') or 'drift-report')
 
 
-def callback_env(report_dir):
+def callback_env(report_dir, history=None):
     env = dict(os.environ)
+    for name, value in (history or {}).items():
+        if value:
+            env[name] = value
     enabled = [name.strip() for name in env.get('ANSIBLE_CALLBACKS_ENABLED', '').split(',') if name.strip()]
     if CALLBACK not in enabled:
         enabled.append(CALLBACK)
@@ -208,6 +228,7 @@ def callback_env(report_dir):
 
 
 def run_check(args):
+    history = preflight(args)
     report_dir = report_dir_of(args)
     program = args.ansible_playbook or shutil.which('ansible-playbook')
     if not program:
@@ -224,7 +245,7 @@ def run_check(args):
     # The playbook's own "fail on drift" gate is turned off: the verdict comes from the report.
     command = [program, args.playbook, '--check', '-e', 'dbhost_drift_report_only=true'] + args.playbook_args
     started = time.time()
-    ansible_rc = subprocess.call(command, env=callback_env(report_dir))
+    ansible_rc = subprocess.call(command, env=callback_env(report_dir, history))
     json_path = os.path.join(report_dir, 'drift.json')
     if not os.path.exists(json_path) or os.path.getmtime(json_path) < started - 1:
         if no_hosts(program, args, report_dir):
@@ -234,7 +255,9 @@ def run_check(args):
               % (report_dir, ansible_rc), file=sys.stderr)
         return EXIT_NO_VERDICT
     report = load_report(json_path)
-    code = verdict(report, args.report_only, args.unsupported_as_drift)
+    if history_problems(report):
+        return EXIT_NO_VERDICT
+    code = verdict(report, args.report_only, args.unsupported_as_drift, args.since_last)
     if code == EXIT_NO_HOSTS:
         print(NO_HOSTS_MESSAGE % EXIT_NO_HOSTS, file=sys.stderr)
         return code
@@ -270,8 +293,15 @@ def no_hosts(program, args, report_dir):
 def from_report(args):
     folder = args.from_report
     path = folder if folder.endswith('.json') else os.path.join(folder, 'drift.json')
+    history = preflight(args)
     report = load_report(path)
-    code = verdict(report, args.report_only, args.unsupported_as_drift)
+    if any(history.values()):
+        # A report written without them (an ansible-runner artifact): kept and re-rendered now.
+        place(report, history, 'drift-check')
+        collection('files').write_reports(report, os.path.dirname(os.path.abspath(path)), REPORT_FORMATS)
+    if history_problems(report):
+        return EXIT_NO_VERDICT
+    code = verdict(report, args.report_only, args.unsupported_as_drift, args.since_last)
     if code == EXIT_NO_HOSTS:
         print('drift-check: report %s checked no host; exit %d' % (path, code), file=sys.stderr)
         return code
@@ -282,8 +312,11 @@ def from_report(args):
 
 
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
     try:
-        args = parse_args(sys.argv[1:] if argv is None else argv)
+        if argv[:1] == ['merge']:
+            return merge(parse_merge_args(argv[1:]))
+        args = parse_args(argv)
         return from_report(args) if args.from_report else run_check(args)
     except UsageError as exc:
         print('drift-check: %s' % exc, file=sys.stderr)
@@ -293,6 +326,115 @@ def main(argv=None):
         return EXIT_NO_VERDICT
     except KeyboardInterrupt:
         return EXIT_NO_VERDICT
+
+
+REPORT_FORMATS = ('json', 'junit', 'markdown', 'html')
+HISTORY_ENV = (('ledger', 'DBHOST_DRIFT_LEDGER'), ('ledger_scope', 'DBHOST_DRIFT_LEDGER_SCOPE'),
+               ('waivers', 'DBHOST_DRIFT_WAIVERS'))
+_MODULES = {}
+
+
+def collection(name):
+    """A module of this checkout's plugins/plugin_utils/drift_report, imported as the collection's
+    (ansible_collections.dbhost.tuning...), through a temporary ansible_collections folder linking
+    this checkout when it is not inside one already."""
+    package = 'ansible_collections.dbhost.tuning'
+    if package not in sys.modules and not _MODULES:
+        parent = os.path.dirname(CHECKOUT)
+        if (os.path.basename(CHECKOUT), os.path.basename(parent), os.path.basename(os.path.dirname(parent))) == (
+                'tuning', 'dbhost', 'ansible_collections'):
+            sys.path.insert(0, os.path.dirname(os.path.dirname(parent)))
+        else:
+            base = tempfile.mkdtemp(prefix='drift-check-')
+            os.makedirs(os.path.join(base, 'ansible_collections', 'dbhost'))
+            os.symlink(CHECKOUT, os.path.join(base, 'ansible_collections', 'dbhost', 'tuning'))
+            sys.path.insert(0, base)
+            atexit.register(shutil.rmtree, base, True)
+        _MODULES['ready'] = True
+    return importlib.import_module('%s.plugins.plugin_utils.drift_report.%s' % (package, name))
+
+
+def add_history_args(parser):
+    parser.add_argument('--ledger', default=None,
+                        help='append the run to this ledger and mark each record against the run before: a SQLite '
+                             'file, or a postgresql:// connection string (default: $DBHOST_DRIFT_LEDGER)')
+    parser.add_argument('--ledger-scope', dest='ledger_scope', default=None,
+                        help='the series of runs in the ledger this run follows (default: $DBHOST_DRIFT_LEDGER_SCOPE, '
+                             'else "default")')
+    parser.add_argument('--waivers', default=None,
+                        help='a waiver file (YAML): drift it waives does not fail the run until the waiver expires '
+                             '(default: $DBHOST_DRIFT_WAIVERS)')
+    parser.add_argument('--since-last', dest='since_last', action='store_true',
+                        help='exit 3 only when some drift is new since the ledger\'s run before (needs a ledger)')
+
+
+def preflight(args):
+    """The ledger, scope and waiver file to use, checked before anything runs: a waiver file that
+    does not parse or a ledger that cannot be opened or migrated stops here, naming it."""
+    history = dict((env, getattr(args, name) or os.environ.get(env)) for name, env in HISTORY_ENV)
+    if args.since_last and not history['DBHOST_DRIFT_LEDGER']:
+        raise UsageError('--since-last needs a ledger (--ledger or DBHOST_DRIFT_LEDGER)')
+    if history['DBHOST_DRIFT_WAIVERS']:
+        history['DBHOST_DRIFT_WAIVERS'] = os.path.abspath(history['DBHOST_DRIFT_WAIVERS'])
+        waivers = collection('waivers')
+        try:
+            waivers.load_waivers(history['DBHOST_DRIFT_WAIVERS'])
+        except waivers.WaiverError as exc:
+            raise UsageError(str(exc))
+    if history['DBHOST_DRIFT_LEDGER']:
+        ledger = collection('ledger')
+        try:
+            ledger.open_ledger(history['DBHOST_DRIFT_LEDGER']).migrate()
+        except ledger.LedgerError as exc:
+            raise UsageError(str(exc))
+    return history
+
+
+def place(report, history, recorded_by):
+    collection('history').place_in_history(
+        report, ledger=history['DBHOST_DRIFT_LEDGER'], waivers=history['DBHOST_DRIFT_WAIVERS'],
+        scope=history['DBHOST_DRIFT_LEDGER_SCOPE'] or 'default', recorded_by=recorded_by)
+
+
+def history_problems(report):
+    """Print why the report's history is incomplete (bad waiver file, ledger not written); True if so."""
+    found = [report[part]['error'] for part in ('waivers', 'ledger')
+             if isinstance(report.get(part), dict) and report[part].get('error')]
+    for problem in found:
+        print('drift-check: %s: no verdict' % problem, file=sys.stderr)
+    return bool(found)
+
+
+def parse_merge_args(argv):
+    parser = Parser(prog='drift-check merge',
+                    description='Join the drift.json reports of several slices or shards of one run into one report '
+                                '(drift.json, drift.xml, drift.md, drift.html) and one exit code.')
+    parser.add_argument('--report-dir', required=True, help='where the merged reports go')
+    parser.add_argument('--report-only', action='store_true')
+    parser.add_argument('--unsupported-as-drift', dest='unsupported_as_drift', action='store_true')
+    add_history_args(parser)
+    parser.add_argument('slices', nargs='+', metavar='SLICE', help='a slice\'s drift.json or its report folder')
+    return parser.parse_args(argv)
+
+
+def merge(args):
+    history = preflight(args)
+    merging = collection('merge')
+    try:
+        report = merging.merge_reports([merging.load_slice(path) for path in args.slices])
+    except merging.MergeError as exc:
+        raise UsageError(str(exc))
+    place(report, history, 'drift-check merge')
+    report_dir = os.path.abspath(args.report_dir)
+    collection('files').write_reports(report, report_dir, REPORT_FORMATS)
+    if history_problems(report):
+        return EXIT_NO_VERDICT
+    code = verdict(report, args.report_only, args.unsupported_as_drift, args.since_last)
+    for line in describe(report):
+        print(line, file=sys.stderr)
+    print('drift-check: merged %d slice reports into %s; exit %d' % (len(args.slices), report_dir, code),
+          file=sys.stderr)
+    return code
 
 
 if __name__ == '__main__':

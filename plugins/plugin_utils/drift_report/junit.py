@@ -10,6 +10,7 @@ __metaclass__ = type
 import re
 import xml.etree.ElementTree as ET
 
+from ansible_collections.dbhost.tuning.plugins.plugin_utils.drift_report.fleet import is_waived
 from ansible_collections.dbhost.tuning.plugins.plugin_utils.drift_report.records import UNREACHABLE, is_clean, is_unsupported
 from ansible_collections.dbhost.tuning.plugins.plugin_utils.drift_report.text import (
     desired_text, display_names, drift_message, format_value, unsupported_message)
@@ -59,6 +60,13 @@ def _setting_case(suite, host, record, name):
         skipped = _element(case, 'skipped', message=unsupported_message(record))
         skipped.text = _xml_text(text + 'desired: %s\nlive: %s\npersisted: %s\n' % (
             desired_text(record), format_value(record.get('live')), format_value(record.get('persisted'))))
+        return 'skipped'
+    if is_waived(record):
+        # Known drift accepted until its waiver's date: skipped with the waiver, not a failure.
+        waiver = record['waiver']
+        skipped = _element(case, 'skipped', message='waived until %s by %s: %s' % (
+            waiver['expires'], waiver['owner'], waiver['reason']))
+        skipped.text = _xml_text(text + 'status: %s\n' % record['status'])
         return 'skipped'
     if not is_clean(record['status']):
         failure = _element(case, 'failure', type=str(record['status']), message=drift_message(record))

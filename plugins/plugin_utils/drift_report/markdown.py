@@ -7,6 +7,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.dbhost.tuning.plugins.plugin_utils.drift_report.markdown_history import history_markdown, status_suffix
 from ansible_collections.dbhost.tuning.plugins.plugin_utils.drift_report.records import is_clean, is_unsupported
 from ansible_collections.dbhost.tuning.plugins.plugin_utils.drift_report.text import desired_text, display_names, format_value, plural, reason_text
 
@@ -48,6 +49,7 @@ def _setting_lines(rows):
     for host, name, record in rows:
         status = record['status']
         status = '**%s**' % status if not is_clean(status) else '_%s_' % status if is_unsupported(status) else status
+        status += status_suffix(record)
         lines.append('| %s | %s | %s | %s | %s | %s | %s | %s | %s |' % (
             _md_cell(host), _md_cell(name), _md_cell(desired_text(record)), _md_cell(record.get('live')),
             _md_cell(record.get('persisted')), status, _md_cell(reason_text(record)),
@@ -66,6 +68,7 @@ def render_markdown(report):
         '',
     ]
     lines.extend(_error_lines(report))
+    lines.extend(history_markdown(report))
     rows = sorted_rows(report)
     if rows:
         lines.extend(_setting_lines(rows))

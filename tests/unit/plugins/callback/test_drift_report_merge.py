@@ -1,0 +1,138 @@
+# -*- coding: utf-8 -*-
+# Copyright: contributors to dbhost.tuning
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""drift-check merge: slices of a real run (ansible-playbook --limit, as AWX job slices split an
+inventory) merged give records byte for byte those of one unsliced run of the same hosts, one
+report and one exit code; overlapping slices and mixed collection versions are refused."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+CHECKOUT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..', '..'))
+DRIFT_CHECK = os.path.join(CHECKOUT, 'scripts', 'drift-check')
+BIN = os.path.dirname(sys.executable)
+
+PLAYBOOK = textwrap.dedent('''\
+    - name: Drift check on test trees
+      hosts: all
+      gather_facts: false
+      tasks:
+        - name: Kernel parameters
+          dbhost.tuning.kernel_params:
+            params:
+              kernel.shmmni: 4096
+              kernel.msgmni: 100
+            root: "{{ tree }}"
+            file: /etc/sysctl.d/90-test.conf
+    ''')
+
+
+def make_tree(path, shmmni):
+    os.makedirs(os.path.join(path, 'proc', 'sys', 'kernel'))
+    os.makedirs(os.path.join(path, 'etc', 'sysctl.d'))
+    for key, value in (('shmmni', shmmni), ('msgmni', 100)):
+        with open(os.path.join(path, 'proc', 'sys', 'kernel', key), 'w') as stream:
+            stream.write('%s\n' % value)
+    with open(os.path.join(path, 'etc', 'sysctl.d', '90-test.conf'), 'w') as stream:
+        stream.write('kernel.shmmni = 4096\nkernel.msgmni = 100\n')
+    return path
+
+
+@pytest.fixture(scope='module')
+def lab(tmp_path_factory):
+    base = tmp_path_factory.mktemp('merge-lab')
+    collections = base / 'collections' / 'ansible_collections' / 'dbhost'
+    collections.mkdir(parents=True)
+    os.symlink(CHECKOUT, str(collections / 'tuning'))
+    lines = ['[db]']
+    for number in range(1, 5):
+        tree = make_tree(str(base / ('db%d' % number)), 8192 if number % 2 else 4096)
+        lines.append('db%d tree=%s' % (number, tree))
+    lines += ['[db:vars]', 'ansible_connection=local', 'ansible_python_interpreter=%s' % sys.executable]
+    (base / 'hosts.ini').write_text('\n'.join(lines) + '\n')
+    (base / 'drift.yml').write_text(PLAYBOOK)
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(base / 'collections'), ANSIBLE_NOCOLOR='1',
+               ANSIBLE_LOCAL_TEMP=str(base / 'tmp'), PATH=BIN + os.pathsep + os.environ.get('PATH', ''))
+    for name in ('ANSIBLE_CALLBACKS_ENABLED', 'DBHOST_DRIFT_REPORT_DIR', 'DBHOST_DRIFT_REPORT_FORMATS',
+                 'DBHOST_DRIFT_LEDGER', 'DBHOST_DRIFT_WAIVERS', 'AWX_ISOLATED_DATA_DIR', 'ANSIBLE_CONFIG'):
+        env.pop(name, None)
+    return {'base': base, 'env': env}
+
+
+def drift_check(lab, *argv):
+    return subprocess.run([DRIFT_CHECK] + list(argv), env=lab['env'], capture_output=True, text=True, timeout=300,
+                          check=False)
+
+
+def check(lab, name, *extra, **expect):
+    done = drift_check(lab, '--playbook', str(lab['base'] / 'drift.yml'), '--report-dir', str(lab['base'] / name),
+                       '--', '-i', str(lab['base'] / 'hosts.ini'), '-f', '2', *extra)
+    assert done.returncode == expect.get('code', 3), done.stdout + done.stderr
+    return str(lab['base'] / name)
+
+
+def records_text(folder):
+    with open(os.path.join(folder, 'drift.json')) as stream:
+        report = json.load(stream)
+    return dict((host, json.dumps(entry['settings'], sort_keys=True)) for host, entry in report['hosts'].items()), report
+
+
+def test_merged_slices_equal_one_unsliced_run(lab):
+    whole = check(lab, 'whole')
+    first = check(lab, 'slice1', '--limit', 'db1,db3')
+    second = check(lab, 'slice2', '--limit', 'db2,db4', code=0)
+    merged = str(lab['base'] / 'merged')
+    done = drift_check(lab, 'merge', '--report-dir', merged, first, second)
+    assert done.returncode == 3, done.stderr
+    assert 'merged 2 slice reports' in done.stderr
+    whole_records, whole_report = records_text(whole)
+    merged_records, merged_report = records_text(merged)
+    assert sorted(merged_records) == ['db1', 'db2', 'db3', 'db4']
+    assert merged_records == whole_records
+    for key in ('summary', 'clean_statuses', 'schema_version', 'collection_version'):
+        assert merged_report[key] == whole_report[key], key
+    assert [entry['groups'] for entry in merged_report['hosts'].values()] == [['db']] * 4
+    assert len(merged_report['merged_from']) == 2
+    for name in ('drift.json', 'drift.xml', 'drift.md', 'drift.html'):
+        assert os.path.getsize(os.path.join(merged, name)) > 0
+
+
+def _slice(folder, hosts, version='0.2.0'):
+    folder.mkdir()
+    report = {'schema_version': 2, 'collection_version': version, 'clean_statuses': ['ok', 'unsupported'],
+              'started': None, 'finished': None, 'playbooks': [],
+              'hosts': dict((host, {'errors': [], 'settings': []}) for host in hosts)}
+    (folder / 'drift.json').write_text(json.dumps(report))
+    return str(folder)
+
+
+def test_overlapping_slices_are_refused(lab, tmp_path):
+    done = drift_check(lab, 'merge', '--report-dir', str(tmp_path / 'out'),
+                       _slice(tmp_path / 'a', ['db1', 'db2']), _slice(tmp_path / 'b', ['db2', 'db3']))
+    assert done.returncode == 1
+    assert 'host db2 is in two slices' in done.stderr and 'the slices overlap' in done.stderr
+    assert not (tmp_path / 'out').exists()
+
+
+def test_mixed_collection_versions_are_refused(lab, tmp_path):
+    done = drift_check(lab, 'merge', '--report-dir', str(tmp_path / 'out'),
+                       _slice(tmp_path / 'a', ['db1']), _slice(tmp_path / 'b', ['db2'], version='0.3.0'))
+    assert done.returncode == 1
+    assert 'different collection versions' in done.stderr and '"0.3.0"' in done.stderr, done.stderr
+
+
+def test_merge_of_clean_slices_is_clean_and_of_nothing_is_usage(lab, tmp_path):
+    done = drift_check(lab, 'merge', '--report-dir', str(tmp_path / 'out'), _slice(tmp_path / 'a', ['db1']),
+                       _slice(tmp_path / 'b', ['db2']))
+    assert done.returncode == 0, done.stderr
+    done = drift_check(lab, 'merge', '--report-dir', str(tmp_path / 'out'))
+    assert done.returncode == 1 and 'SLICE' in done.stderr

@@ -89,6 +89,11 @@ stage_setup_db_servers() {
   bash scripts/install-db-servers.sh
 }
 
+# chromium for the drift report's HTML test (drift.html opened in a real headless browser).
+stage_setup_browser() {
+  bash scripts/install-browser.sh
+}
+
 stage_unit() {
   [ -d tests/unit ] || { log "no tests/unit folder"; return 1; }
   [ -d tests/integration ] || { log "no tests/integration folder"; return 1; }
@@ -225,6 +230,10 @@ case " ${selected[*]} " in
     # Installed: the real-server tests must run, and fail instead of skipping.
     if [ "$(id -u)" -eq 0 ] && bash scripts/install-db-servers.sh --installed; then
       export DBHOST_REQUIRE_DB_SERVERS=1
+    fi
+    run_stage setup-browser stage_setup_browser || true
+    if [ "$(id -u)" -eq 0 ] && bash scripts/install-browser.sh --installed; then
+      export DBHOST_REQUIRE_BROWSER=1
     fi
     ;;
 esac

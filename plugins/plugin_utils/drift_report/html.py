@@ -94,22 +94,29 @@ function apply(){
   var shownHosts=0, shownCells=0, cols=[];
   data.settings.forEach(function(s,i){cols[i]=!filt.setting||s.toLowerCase().indexOf(filt.setting.toLowerCase())>=0;});
   Array.prototype.forEach.call(hr.children,function(th,i){if(i>0) th.style.display=cols[i-1]?'':'none';});
-  Array.prototype.forEach.call(body.children,function(tr,hi){var h=data.hosts[hi], any=false;
-    Array.prototype.forEach.call(tr.children,function(td,i){ if(i===0) return; var ok=cols[i-1];
-      td.style.display=ok?'':'none';
-      if(ok&&h.r[i-1]&&(!filt.status||td.getAttribute('data-status')===filt.status||(filt.status==='new'&&h.r[i-1].m==='new'))) any=true;});
-    var show=(!filt.group||h.g.indexOf(filt.group)>=0)&&(any||(!filt.status&&!filt.setting));
+  Array.prototype.forEach.call(body.children,function(tr,hi){var h=data.hosts[hi], matching=0;
+    Array.prototype.forEach.call(tr.children,function(td,i){ if(i===0) return; var r=h.r[i-1];
+      var hit=cols[i-1]&&r&&(!filt.status||td.getAttribute('data-status')===filt.status||(filt.status==='new'&&r.m==='new'));
+      td.style.display=cols[i-1]?'':'none'; td.style.opacity=(hit||!filt.status)?'':'0.15';
+      if(hit) matching++;});
+    var show=(!filt.group||h.g.indexOf(filt.group)>=0)&&(matching>0||(!filt.status&&!filt.setting));
     tr.style.display=show?'':'none';
-    if(show){shownHosts++; Array.prototype.forEach.call(tr.children,function(td,i){if(i>0&&cols[i-1]&&h.r[i-1]) shownCells++;});}});
+    if(show){shownHosts++; shownCells+=matching;}});
   document.getElementById('shown-hosts').textContent=shownHosts;
   document.getElementById('shown-cells').textContent=shownCells;
-  location.replace('#'+['group','status','setting'].filter(function(k){return filt[k];}).map(function(k){return k+'='+encodeURIComponent(filt[k]);}).join('&'));
+  var cell=(location.hash.match(/cell=[^&]*/)||[])[0];
+  location.replace('#'+['group','status','setting'].filter(function(k){return filt[k];}).map(function(k){return k+'='+encodeURIComponent(filt[k]);}).concat(cell?[cell]:[]).join('&'));
 }
 location.hash.replace(/^#/,'').split('&').forEach(function(part){var kv=part.split('=');
   if(kv[0] in filt) filt[kv[0]]=decodeURIComponent(kv[1]||'');});
 ['group','status','setting'].forEach(function(k){var e=document.getElementById('f-'+k); e.value=filt[k];
   e.addEventListener(k==='setting'?'input':'change',function(){filt[k]=e.value; apply();});});
 apply();
+// #cell=HOST|SETTING opens that cell's record, as a click does (a link to one finding).
+var want=(location.hash.match(/cell=([^&]*)/)||[])[1];
+if(want){want=decodeURIComponent(want).split('|'); var hi=data.hosts.map(function(h){return h.name;}).indexOf(want[0]);
+  var si=data.settings.indexOf(want[1]); if(hi>=0&&si>=0){pinned=true;detail.className='pinned';
+  show(body.children[hi].children[si+1]);}}
 document.body.setAttribute('data-ready','1');
 })();
 '''
@@ -198,7 +205,7 @@ def render_html(report):
         '<label>status <select id="f-status"><option value="">all</option><option>drift</option><option>new</option>'
         '<option>waived</option><option>expired</option><option>unsupported</option><option>ok</option></select></label>'
         '<label>setting <input id="f-setting" placeholder="part of a name"></label>'
-        'showing <b id="shown-hosts">?</b> hosts, <b id="shown-cells">?</b> settings</div>',
+        'showing <b id="shown-hosts">?</b> hosts, <b id="shown-cells">?</b> matching settings</div>',
         '<table id="grid"></table><div id="detail"></div>',
         '<script type="application/json" id="drift-data">%s</script>' % _embedded(page_data(report)),
         '<script>%s</script></body></html>' % SCRIPT,

@@ -136,3 +136,25 @@ def test_merge_of_clean_slices_is_clean_and_of_nothing_is_usage(lab, tmp_path):
     assert done.returncode == 0, done.stderr
     done = drift_check(lab, 'merge', '--report-dir', str(tmp_path / 'out'))
     assert done.returncode == 1 and 'SLICE' in done.stderr
+
+
+def test_a_real_run_keeps_its_ledger_and_waivers_through_the_callback(lab, tmp_path):
+    """drift-check --ledger --waivers: the callback (not drift-check) writes the ledger in the real run."""
+    ledger = str(tmp_path / 'ledger.sqlite')
+    waivers = tmp_path / 'waivers.yml'
+    waivers.write_text('waivers:\n  - {hosts: db1, setting: kernel.shmmni, reason: r, owner: o, expires: 2099-12-31}\n')
+    first = check(lab, 'ledger1', code=3)
+    done = drift_check(lab, '--from-report', first, '--ledger', ledger)
+    assert done.returncode == 3, done.stderr
+    done = drift_check(lab, '--playbook', str(lab['base'] / 'drift.yml'), '--report-dir', str(tmp_path / 'two'),
+                       '--ledger', ledger, '--waivers', str(waivers), '--since-last',
+                       '--', '-i', str(lab['base'] / 'hosts.ini'), '-f', '2')
+    # db3's drift is still there, not new; db1's is waived: --since-last passes.
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert 'since last run' in done.stdout and 'waived: 1 drifted setting accepted by a waiver' in done.stdout
+    dummy, report = records_text(str(tmp_path / 'two'))
+    assert report['since_last']['counts'] == {'new': 0, 'changed': 0, 'still': 2, 'fixed': 0}
+    shmmni = [record for record in report['hosts']['db1']['settings'] if record['name'] == 'kernel.shmmni']
+    assert shmmni[0]['waiver']['active'] is True and shmmni[0]['since_last']['mark'] == 'still'
+    assert report['hosts']['db1']['state'] == 'clean' and report['hosts']['db3']['state'] == 'drift'
+    assert [run['drifted'] for run in report['ledger']['trend']] == [2, 1]

@@ -51,6 +51,8 @@ options:
         current directory of C(ansible-playbook).
       - When not set, C(./drift-report); under ansible-runner (C(AWX_ISOLATED_DATA_DIR) set), the
         C(drift-report) folder inside the job's artifacts folder.
+      - C({job_id}) in the path is replaced by the AWX job's id (C(JOB_ID), which AWX sets for every job),
+        so that each job slice writes its own folder on a shared volume (examples/awx/).
     type: path
     env:
       - name: DBHOST_DRIFT_REPORT_DIR
@@ -144,6 +146,7 @@ class CallbackModule(CallbackBase):
     def output_dir(self):
         configured = self.get_option('output_dir')
         if configured:
+            configured = configured.replace('{job_id}', os.environ.get('JOB_ID') or 'no-job-id')
             return os.path.abspath(os.path.expanduser(configured))
         artifacts = os.environ.get('AWX_ISOLATED_DATA_DIR')
         if artifacts:

@@ -117,6 +117,7 @@ var want=(location.hash.match(/cell=([^&]*)/)||[])[1];
 if(want){want=decodeURIComponent(want).split('|'); var hi=data.hosts.map(function(h){return h.name;}).indexOf(want[0]);
   var si=data.settings.indexOf(want[1]); if(hi>=0&&si>=0){pinned=true;detail.className='pinned';
   show(body.children[hi].children[si+1]);}}
+document.body.setAttribute('data-render-ms',String(Math.round(performance.now())));
 document.body.setAttribute('data-ready','1');
 })();
 '''

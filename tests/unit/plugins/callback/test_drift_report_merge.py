@@ -158,3 +158,29 @@ def test_a_real_run_keeps_its_ledger_and_waivers_through_the_callback(lab, tmp_p
     assert shmmni[0]['waiver']['active'] is True and shmmni[0]['since_last']['mark'] == 'still'
     assert report['hosts']['db1']['state'] == 'clean' and report['hosts']['db3']['state'] == 'drift'
     assert [run['drifted'] for run in report['ledger']['trend']] == [2, 1]
+
+
+def test_the_awx_merge_playbook_merges_real_slices(lab, tmp_path):
+    """examples/awx/drift-merge.yml, run as the workflow's merge node runs it, on two real slices
+    written where the slices' {job_id} folders would be."""
+    root = tmp_path / 'reports'
+    for job_id, limit in (('101', 'db1,db3'), ('102', 'db2,db4')):
+        env = dict(lab['env'], JOB_ID=job_id, ANSIBLE_CALLBACKS_ENABLED='dbhost.tuning.drift_report',
+                   DBHOST_DRIFT_REPORT_DIR=str(root / 'slices' / '{job_id}'), DBHOST_DRIFT_REPORT_TERMINAL='none')
+        done = subprocess.run([os.path.join(BIN, 'ansible-playbook'), str(lab['base'] / 'drift.yml'), '--check',
+                               '-i', str(lab['base'] / 'hosts.ini'), '--limit', limit], env=env,
+                              capture_output=True, text=True, timeout=300, check=False)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert (root / 'slices' / job_id / 'drift.json').exists()
+    done = subprocess.run([os.path.join(BIN, 'ansible-playbook'), os.path.join(CHECKOUT, 'examples', 'awx', 'drift-merge.yml'),
+                           '-e', 'drift_collection_dir=%s drift_reports_root=%s' % (CHECKOUT, root)],
+                          env=lab['env'], capture_output=True, text=True, timeout=300, check=False)
+    # Two hosts drifted: the merge node fails with drift-check's verdict.
+    assert done.returncode == 2 and 'exit 3' in done.stdout, done.stdout + done.stderr
+    runs = os.listdir(str(root / 'runs'))
+    assert len(runs) == 1 and sorted(os.listdir(str(root / 'slices'))) == []
+    run_dir = root / 'runs' / runs[0]
+    assert sorted(name for name in os.listdir(str(run_dir))) == ['101', '102', 'drift.html', 'drift.json', 'drift.md',
+                                                                 'drift.xml']
+    merged, report = records_text(str(run_dir))
+    assert sorted(merged) == ['db1', 'db2', 'db3', 'db4'] and report['ledger']['trend'][0]['drifted'] == 2

@@ -25,6 +25,12 @@ description:
     A host that was unreachable or on which a task failed gets an error test case, so it never reads as clean.
   - C(drift.md) is a table for a person to read in a merge request or a job summary, drifted rows first, with
     the reason and source of each row.
+  - C(drift.html) is one self-contained page (no network access) with a hosts x settings grid coloured by status,
+    filters by group, status and setting, each cell's record on hover or click, and the trend of drift from the
+    ledger.
+  - With a ledger (option O(ledger)), each run's records are appended to it and marked against the run before
+    (V(new), V(changed), V(still), V(fixed)); with waivers (option O(waivers)), waived drift does not make a host
+    drift until the waiver expires. See docs/USING.md, "Drift over time".
   - A setting counts as clean when its status is V(ok) or V(unsupported); every other status is drift.
   - V(unsupported) records (what this platform or container cannot have, such as a key the running kernel does
     not have, a read-only C(/proc/sys) or a missing sysfs attribute) are counted apart from drift in every report,

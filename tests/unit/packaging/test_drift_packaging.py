@@ -143,8 +143,10 @@ def test_gitlab_example():
     assert 'allow_failure' not in job
     assert job['artifacts']['when'] == 'always'
     assert job['artifacts']['reports'] == {'junit': 'drift-report/drift.xml'}
-    assert sorted(job['artifacts']['paths']) == ['drift-report/drift.json', 'drift-report/drift.md',
-                                                 'drift-report/drift.xml']
+    assert sorted(job['artifacts']['paths']) == ['drift-report/drift.html', 'drift-report/drift.json',
+                                                 'drift-report/drift.md', 'drift-report/drift.xml']
+    assert '--ledger "${DRIFT_LEDGER_URL:-$CI_PROJECT_DIR/.drift-ledger/ledger.sqlite}"' in script
+    assert job['cache']['paths'] == ['.drift-ledger/']
     assert pipeline['variables']['DBHOST_DRIFT_REPORT_DIR'] == '$CI_PROJECT_DIR/drift-report'
 
 
@@ -152,7 +154,9 @@ def test_github_example():
     workflow = load(GITHUB)
     assert workflow['on']['schedule'] == [{'cron': '30 2 * * *'}]
     steps = dict((step['name'], step) for step in workflow['jobs']['drift']['steps'])
-    assert steps['Drift check']['run'].startswith('scripts/drift-check --report-dir "$DBHOST_DRIFT_REPORT_DIR"')
+    assert 'scripts/drift-check --report-dir "$DBHOST_DRIFT_REPORT_DIR"' in steps['Drift check']['run']
+    assert '--ledger "${DRIFT_LEDGER_URL:-$GITHUB_WORKSPACE/.drift-ledger/ledger.sqlite}"' in steps['Drift check']['run']
+    assert steps['Save the ledger']['if'] == 'always()'
     assert 'if' not in steps['Drift check'] and 'continue-on-error' not in steps['Drift check']
     summary = steps['Publish the report as the job summary']
     assert summary['if'] == 'always()'

@@ -14,7 +14,6 @@ import json
 import os
 
 from ansible_collections.dbhost.tuning.plugins.plugin_utils.drift_report.fleet import refresh
-from ansible_collections.dbhost.tuning.plugins.plugin_utils.drift_report.history import new_run_id
 
 # What describes a slice's own run and history, not the hosts: set again for the merged run (each
 # record keeps the waiver its slice applied; drift-check merge --waivers applies the file again to all).

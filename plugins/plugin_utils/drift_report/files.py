@@ -11,7 +11,7 @@ import json
 import os
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import write_atomic
-from ansible_collections.dbhost.tuning.plugins.plugin_utils.drift_report.html import render_html
+from ansible_collections.dbhost.tuning.plugins.plugin_utils.drift_report.html_page import render_html
 from ansible_collections.dbhost.tuning.plugins.plugin_utils.drift_report.junit import render_junit
 from ansible_collections.dbhost.tuning.plugins.plugin_utils.drift_report.markdown import render_markdown
 

@@ -21,7 +21,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from ansible_collections.dbhost.tuning.plugins.plugin_utils.drift_report import fleet, history, html
+from ansible_collections.dbhost.tuning.plugins.plugin_utils.drift_report import fleet, history, html_page
 
 CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
                   '--disable-component-update', '--disable-sync', '--no-first-run']
@@ -109,7 +109,7 @@ def page(tmp_path_factory):
                                       waivers=str(base / 'waivers.yml'), today=datetime.date(2026, 12, 7))
     path = str(base / 'drift.html')
     with open(path, 'w') as stream:
-        stream.write(html.render_html(report))
+        stream.write(html_page.render_html(report))
     return {'path': path, 'report': report}
 
 

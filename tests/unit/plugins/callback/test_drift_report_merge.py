@@ -15,6 +15,7 @@ import subprocess
 import sys
 import textwrap
 
+import jsonschema
 import pytest
 
 CHECKOUT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..', '..'))
@@ -158,6 +159,11 @@ def test_a_real_run_keeps_its_ledger_and_waivers_through_the_callback(lab, tmp_p
     assert shmmni[0]['waiver']['active'] is True and shmmni[0]['since_last']['mark'] == 'still'
     assert report['hosts']['db1']['state'] == 'clean' and report['hosts']['db3']['state'] == 'drift'
     assert [run['drifted'] for run in report['ledger']['trend']] == [2, 1]
+    # The written report, with its ledger, marks and waivers, keeps to the shipped JSON Schema.
+    with open(os.path.join(CHECKOUT, 'docs', 'drift-report.schema.json')) as stream:
+        schema = json.load(stream)
+    problems = sorted(error.message for error in jsonschema.Draft202012Validator(schema).iter_errors(report))
+    assert problems == []
 
 
 def test_the_awx_merge_playbook_merges_real_slices(lab, tmp_path):

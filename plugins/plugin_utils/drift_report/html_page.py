@@ -176,8 +176,16 @@ def trend_svg(trend):
 
 
 def _embedded(value):
-    # Inside <script>, "</" would end the element; JSON allows it escaped.
-    return json.dumps(value, sort_keys=True, default=str, separators=(',', ':')).replace('</', '<\\/')
+    # Inside <script>, "</script" would end the element and "<!--" change how it is read: no "<" at
+    # all, JSON's \u003c instead.
+    return json.dumps(value, sort_keys=True, default=str, separators=(',', ':')).replace('<', '\\u003c')
+
+
+def _hosts_gone(report):
+    gone = (report.get('since_last') or {}).get('hosts_gone') or []
+    if not gone:
+        return ''
+    return ' <span id="hosts-gone">Hosts in the last run but not in this one: %s.</span>' % html.escape(', '.join(gone))
 
 
 def render_html(report):
@@ -196,8 +204,9 @@ def render_html(report):
             ('hosts', 'hosts'), ('clean', 'clean'), ('drift', 'drift'), ('failed', 'failed'),
             ('unreachable', 'unreachable'), ('settings', 'settings'), ('drifted', 'drifted'),
             ('waived', 'waived'), ('unsupported', 'unsupported'))), '</div>',
-        '<p>Since the last run: %s. Run %s, collection %s.</p>' % (
-            html.escape(since), html.escape(str(report.get('run_id'))), html.escape(str(report.get('collection_version')))),
+        '<p>Since the last run: %s.%s Run %s, collection %s.</p>' % (
+            html.escape(since), _hosts_gone(report), html.escape(str(report.get('run_id'))),
+            html.escape(str(report.get('collection_version')))),
         '<h2>Drifted settings per run</h2>', trend_svg((report.get('ledger') or {}).get('trend') or []),
         '<div class="legend"><span style="background:#5cb85c">ok</span><span style="background:#d9534f">drift</span>'
         '<span style="background:#f0ad4e">waived</span><span style="background:#8b0000">waiver expired</span>'

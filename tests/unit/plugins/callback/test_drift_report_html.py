@@ -78,7 +78,7 @@ class Dom(HTMLParser):
             self.texts[self._id] = data
 
 
-def fleet_report(finished, drifted_live):
+def fleet_report(finished, drifted_live, retired=False):
     statuses = {'db1': [('kernel.shmmax', 'drift'), ('vm.swappiness', 'ok')],
                 'db2': [('kernel.shmmax', 'ok'), ('vm.swappiness', 'ok')],
                 'web1': [('vm.swappiness', 'drift'), ('kernel.shmmax', 'unsupported')],
@@ -91,6 +91,8 @@ def fleet_report(finished, drifted_live):
             {'name': name, 'target': None, 'status': status, 'desired': 1, 'live': drifted_live if status == 'drift' else 1,
              'persisted': 1, 'source': 'test <b>source</b>', 'reason': None if status == 'ok' else 'differs',
              'detail': None} for name, status in records]}
+    if retired:
+        report['hosts']['db9'] = {'errors': [], 'groups': ['db'], 'settings': []}
     report['hosts']['db3'] = {'errors': [{'kind': 'unreachable', 'task': 't', 'module': None, 'ignored': False,
                                           'msg': 'no route'}], 'groups': ['db'], 'settings': []}
     return fleet.refresh(report)
@@ -103,7 +105,7 @@ def page(tmp_path_factory):
     (base / 'waivers.yml').write_text(WAIVERS)
     ledger = str(base / 'ledger.sqlite')
     for day, live in ((1, 2), (2, 2)):
-        report = history.place_in_history(fleet_report('2026-12-0%dT00:00:00+00:00' % day, live), ledger=ledger,
+        report = history.place_in_history(fleet_report('2026-12-0%dT00:00:00+00:00' % day, live, retired=True), ledger=ledger,
                                           waivers=str(base / 'waivers.yml'), today=datetime.date(2026, 12, 7))
     report = history.place_in_history(fleet_report('2026-12-03T00:00:00+00:00', 3), ledger=ledger,
                                       waivers=str(base / 'waivers.yml'), today=datetime.date(2026, 12, 7))
@@ -120,6 +122,8 @@ def test_the_page_is_self_contained(page):
     assert "default-src 'none'" in text
     # A value cannot end the data's script element.
     assert '<b>source</b>' not in text
+    # db9 was in the run before, not in this one.
+    assert '<span id="hosts-gone">Hosts in the last run but not in this one: db9.</span>' in text
 
 
 def test_counts_equal_the_reports(page):

@@ -20,6 +20,7 @@ Printed, per host count:
 
 Usage (as root, machine otherwise idle if possible):
   . scripts/lib.sh && python bench/ledger_bench.py [--hosts 200,1000] [--forks 5]
+  . scripts/lib.sh && python bench/ledger_bench.py --html-only --hosts 200,1000,2000   # the page alone
 """
 
 from __future__ import absolute_import, division, print_function
@@ -136,6 +137,39 @@ def history_cost(report_path, ledger_copy, out_dir):
     return {'ledger_cpu': history_cpu, 'history_report_cpu': total, 'history_peak_mb': peak / 1048576.0}
 
 
+def chromium_floor(work):
+    """Headless chromium's own start and stop, on an empty page: what any page costs to open this way."""
+    empty = os.path.join(work, 'empty.html')
+    with open(empty, 'w') as stream:
+        stream.write('<!DOCTYPE html><html><body data-render-ms="0"></body></html>')
+    return chromium_open(empty)[0]
+
+
+def html_only(hosts, work):
+    """drift.html of the last real run's shape (20 settings per host, a third drifted on two), built
+    without a run: the page's own cost at a host count the machine cannot run now."""
+    for path in reversed(os.environ.get('ANSIBLE_COLLECTIONS_PATH', '').split(os.pathsep)):
+        if path:
+            sys.path.insert(0, path)
+    from ansible_collections.dbhost.tuning.plugins.plugin_utils.drift_report.fleet import refresh
+    from ansible_collections.dbhost.tuning.plugins.plugin_utils.drift_report.html_page import render_html
+    report = {'clean_statuses': ['ok', 'unsupported'], 'started': None, 'finished': None, 'hosts': {}}
+    for number in range(hosts):
+        report['hosts']['h%04d' % number] = {'errors': [], 'groups': ['site%d' % (number % 4)], 'settings': [
+            {'name': key, 'target': None, 'status': 'drift' if number % 3 and key in DRIFTING else 'ok',
+             'desired': value, 'live': value + number % 3, 'persisted': value, 'reason': None, 'detail': None,
+             'source': 'task option: kernel_params.params'} for key, value in sorted(DESIRED.items())]}
+    refresh(report)
+    path = os.path.join(work, 'drift-%d.html' % hosts)
+    started = time.process_time()
+    with open(path, 'w') as stream:
+        stream.write(render_html(report))
+    render_cpu = time.process_time() - started
+    open_wall, render = chromium_open(path)
+    return {'hosts': hosts, 'html_kb': os.path.getsize(path) / 1024.0, 'render_cpu': render_cpu,
+            'open_wall': open_wall, 'page_done': render, 'floor': chromium_floor(work)}
+
+
 def chromium_open(path):
     browser = shutil.which('chromium')
     if not browser:
@@ -199,8 +233,22 @@ def main():
     parser.add_argument('--hosts', default='200,1000', help='comma-separated host counts (default 200,1000)')
     parser.add_argument('--forks', type=int, default=5)
     parser.add_argument('--keep', action='store_true', help='keep the work folder')
+    parser.add_argument('--html-only', action='store_true',
+                        help='no run: only drift.html of --hosts hosts, its size and its opening in chromium '
+                             '(against chromium on an empty page)')
     args = parser.parse_args()
     work = tempfile.mkdtemp(prefix='dbhost-ledger-bench-')
+    if args.html_only:
+        try:
+            print('| hosts | drift.html KB | render CPU s | chromium open s | empty page s | page script done s |')
+            print('|---|---|---|---|---|---|')
+            for hosts in [int(count) for count in args.hosts.split(',')]:
+                row = html_only(hosts, work)
+                print('| %d | %.0f | %.2f | %.2f | %.2f | %.2f |' % (
+                    row['hosts'], row['html_kb'], row['render_cpu'], row['open_wall'], row['floor'], row['page_done']))
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        return
     env = dict(os.environ, ANSIBLE_NOCOLOR='1', DBHOST_DRIFT_REPORT_TERMINAL='none', ANSIBLE_LOCAL_TEMP=os.path.join(work, 'tmp'))
     for name in ('DBHOST_DRIFT_LEDGER', 'DBHOST_DRIFT_WAIVERS', 'DBHOST_DRIFT_REPORT_FORMATS', 'ANSIBLE_CALLBACKS_ENABLED'):
         env.pop(name, None)

@@ -166,3 +166,13 @@ def test_drift_check_refuses_a_bad_waiver_file_and_since_last_without_ledger(tmp
     assert _drift_check('--from-report', folder, '--since-last') == 1
     assert '--since-last needs a ledger' in capsys.readouterr().err
     assert json.loads((tmp_path / 'r' / 'drift.json').read_text()) == report()
+
+
+def test_a_report_whose_ledger_was_not_written_gives_no_verdict(tmp_path, capsys, monkeypatch):
+    for name in ('DBHOST_DRIFT_LEDGER', 'DBHOST_DRIFT_WAIVERS'):
+        monkeypatch.delenv(name, raising=False)
+    document = report()
+    document['ledger'] = {'location': '/nowhere/ledger.sqlite', 'scope': 'default',
+                          'error': 'ledger /nowhere/ledger.sqlite: the folder /nowhere does not exist'}
+    assert _drift_check('--from-report', _write(tmp_path / 'r', document)) == 1
+    assert 'the folder /nowhere does not exist: no verdict' in capsys.readouterr().err

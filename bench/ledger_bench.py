@@ -69,7 +69,7 @@ def make_tree(path, changed):
     for key, value in DESIRED.items():
         folder = os.path.join(path, 'proc', 'sys', *key.split('.')[:-1])
         os.makedirs(folder, exist_ok=True)
-        with open(os.path.join(folder, key.split('.')[-1]), 'w') as stream:
+        with open(os.path.join(folder, key.rsplit('.', maxsplit=1)[-1]), 'w') as stream:
             stream.write('%d\n' % (value + changed if key in DRIFTING else value))
     os.makedirs(os.path.join(path, 'etc', 'sysctl.d'), exist_ok=True)
     with open(os.path.join(path, 'etc', 'sysctl.d', '90-bench.conf'), 'w') as stream:

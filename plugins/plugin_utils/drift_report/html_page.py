@@ -113,7 +113,9 @@ function apply(){
   document.getElementById('shown-hosts').textContent=shownHosts;
   document.getElementById('shown-cells').textContent=shownCells;
   var cell=(location.hash.match(/cell=[^&]*/)||[])[0];
-  location.replace('#'+['group','status','setting'].filter(function(k){return filt[k];}).map(function(k){return k+'='+encodeURIComponent(filt[k]);}).concat(cell?[cell]:[]).join('&'));
+  var kept=['group','status','setting'].filter(function(k){return filt[k];});
+  kept=kept.map(function(k){return k+'='+encodeURIComponent(filt[k]);});
+  location.replace('#'+kept.concat(cell?[cell]:[]).join('&'));
 }
 location.hash.replace(/^#/,'').split('&').forEach(function(part){var kv=part.split('=');
   if(kv[0] in filt) filt[kv[0]]=decodeURIComponent(kv[1]||'');});

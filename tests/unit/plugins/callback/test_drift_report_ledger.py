@@ -162,9 +162,10 @@ def test_schema_is_migrated_and_a_newer_one_refused(spec):
 
 def _writer(spec, writer, runs, hosts):
     for number in range(runs):
-        hosts_records = dict(('w%d-db%d' % (writer, host), [('s%d' % key, 'drift' if key % 2 else 'ok', number)
-                                                           for key in range(5)])
-                             for host in range(hosts))
+        hosts_records = {}
+        for host in range(hosts):
+            hosts_records['w%d-db%d' % (writer, host)] = [('s%d' % key, 'drift' if key % 2 else 'ok', number)
+                                                          for key in range(5)]
         document = report(hosts_records, '2026-12-01T00:%02d:%02d+00:00' % (writer, number),
                           run_id='w%d-r%d' % (writer, number))
         done = history.place_in_history(document, ledger=spec, scope='fleet')

@@ -90,7 +90,7 @@ def test_runner_writes_reports_into_its_artifacts(private_data_dir, runner_env, 
     assert done.returncode == 0, done.stdout + done.stderr
     assert (artifacts / 'rc').read_text().strip() == '0'
     reports = artifacts / 'drift-report'
-    assert sorted(os.listdir(str(reports))) == ['drift.json', 'drift.md', 'drift.xml']
+    assert sorted(os.listdir(str(reports))) == ['drift.html', 'drift.json', 'drift.md', 'drift.xml']
     with open(str(reports / 'drift.json')) as stream:
         report = json.load(stream)
     assert report['summary']['state'] == 'drift'

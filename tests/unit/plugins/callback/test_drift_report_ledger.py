@@ -10,6 +10,9 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import glob
+import importlib.machinery
+import importlib.util
+import json
 import multiprocessing
 import os
 import pwd
@@ -220,3 +223,31 @@ def test_sqlite_ledger_is_a_plain_sqlite_file(tmp_path):
     history.place_in_history(report({'db1': [('a', 'drift', 2)]}, '2026-12-01T00:00:00+00:00'), ledger=path)
     with sqlite3.connect(path) as connection:
         assert connection.execute('SELECT host, name, status, drift_runs FROM records').fetchall() == [('db1', 'a', 'drift', 1)]
+
+
+def test_drift_check_keeps_a_postgresql_ledger(postgres, tmp_path, capsys, monkeypatch):
+    """drift-check --from-report --ledger postgresql://...: checked before anything, appended, marked."""
+    for name in ('DBHOST_DRIFT_LEDGER', 'DBHOST_DRIFT_WAIVERS', 'DBHOST_DRIFT_LEDGER_SCOPE'):
+        monkeypatch.delenv(name, raising=False)
+    checkout = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..', '..'))
+    loader = importlib.machinery.SourceFileLoader('drift_check_pg', os.path.join(checkout, 'scripts', 'drift_check.py'))
+    drift_check = importlib.util.module_from_spec(importlib.util.spec_from_loader('drift_check_pg', loader))
+    loader.exec_module(drift_check)
+    url = 'postgresql:///postgres?host=%s&port=%d&user=postgres' % (postgres['base'], postgres['port'])
+    codes = []
+    for day, live in ((1, 2), (2, 2), (3, 5)):
+        folder = tmp_path / ('run%d' % day)
+        folder.mkdir()
+        document = report({'db1': [('a', 'drift', live)]}, '2026-11-0%dT00:00:00+00:00' % day, run_id='pg-cli-%d' % day)
+        (folder / 'drift.json').write_text(json.dumps(document))
+        codes.append(drift_check.main(['--from-report', str(folder), '--ledger', url, '--ledger-scope', 'cli',
+                                       '--since-last']))
+        written = json.loads((folder / 'drift.json').read_text())
+    # new (3), the same drift again (0 with --since-last), another live value: changed, not new (0).
+    assert codes == [3, 0, 0]
+    assert written['hosts']['db1']['settings'][0]['since_last'] == {
+        'mark': 'changed', 'drift_since': '2026-11-01T00:00:00+00:00', 'drift_runs': 3, 'previous_live': 2}
+    assert 'db1 a: changed (drifted since 2026-11-01T00:00:00+00:00, 3 runs), live was 2' in capsys.readouterr().err
+    bad = 'postgresql:///nosuchdb?host=%s&port=%d&user=postgres' % (postgres['base'], postgres['port'])
+    assert drift_check.main(['--from-report', str(tmp_path / 'run1'), '--ledger', bad]) == 1
+    assert 'nosuchdb' in capsys.readouterr().err

@@ -4,46 +4,55 @@
 """Internal to dbhost.tuning: TuneD's active profile, as another source of kernel settings.
 
 What TuneD (tuned.service) applies when it starts, read the way TuneD reads it (tuned/consts.py,
-profiles/loader.py, locator.py, merger.py and the sysctl, vm, disk and sysfs plugins):
+utils/commands.py get_active_profile, daemon/daemon.py, profiles/loader.py, locator.py,
+merger.py, unit.py, units/manager.py and the sysctl, vm, disk and sysfs plugins):
 
 - ``/etc/tuned/active_profile`` names one or more profiles, separated by whitespace; names other
-  than ``[A-Za-z0-9_.-]+`` are skipped;
+  than ``[A-Za-z0-9_.-]+`` are skipped; ``/etc/tuned/post_loaded_profile`` adds one more, last;
+  ``profile_mode`` ``auto`` (or no active profile) makes TuneD start the profile its
+  recommend.d rules pick, which is not read here: reported, never guessed;
 - a profile is the ``tuned.conf`` in a folder of that name, looked up in the profile folders from
-  the last to the first (``profile_dirs`` in ``/etc/tuned/tuned-main.conf``, default
-  ``/usr/lib/tuned, /etc/tuned``; TuneD 2.23 and later also ``/usr/lib/tuned/profiles`` and
-  ``/etc/tuned/profiles``): ``/etc`` overrides ``/usr/lib``;
-- ``include=`` in ``[main]`` (names split at ``,`` or ``;``) loads those profiles first, and the
-  including one overrides them; a file already loaded is skipped in that lookup, so
-  ``/etc/tuned/oracle`` may include ``oracle`` (the one in /usr/lib), and a real cycle leaves
-  a name that no file is left for: TuneD then refuses the whole profile (reported, no crash);
+  the last to the first (``profile_dirs`` in ``/etc/tuned/tuned-main.conf``): ``/etc`` overrides
+  ``/usr/lib``; ``include=`` in ``[main]`` (split at ``,`` or ``;``, its functions expanded but
+  not the profile's variables) loads those profiles first; a file already loaded is skipped in
+  that lookup; a profile missing or a cycle makes TuneD refuse all of them;
 - the file is an INI file (``=`` only, ``#`` comments also after a value, later duplicates win,
-  case kept); a section is a plugin instance whose plugin is its ``type=`` or its name; units of
-  the same name merge, the later profile's options winning (``replace=1`` drops the earlier's);
-  ``enabled=0`` turns a unit off;
-- ``[variables]`` define ``${name}``; ``${f:...}`` calls a function and ``${i:PROFILE_DIR}`` names
-  the profile's folder.  A value that still holds ``${`` after the plain variables is unresolved:
-  TuneD computes it when it applies it, so it is reported as such, never guessed.
+  case kept); ``${i:PROFILE_DIR}`` is the profile's folder; every section but ``[main]`` is a
+  unit: ``type`` (default its name), ``enabled``, ``replace``, ``drop``, ``devices``,
+  ``priority``, ``cpuinfo_regex`` and ``uname_regex`` are the unit's, the rest its options;
+- units of the same name merge, the later profile's winning: its options over the earlier's
+  (``replace`` true drops the earlier unit, ``drop=`` names options to remove), its ``type``,
+  ``enabled`` and ``devices`` always, the others when it sets them; units of type
+  ``variables`` merge into the profile's variables (tuned_expand.py);
+- a unit applies when it is enabled (``True``, ``true`` or ``1``), its ``cpuinfo_regex`` matches
+  the TUNED HOST's ``/proc/cpuinfo`` and its ``uname_regex`` the host's ``uname`` line (system,
+  node, release, version, machine), both searched line by line (``cpuinfo_string`` /
+  ``uname_string`` in tuned-main.conf replace them); units apply in ``priority`` order
+  (default ``default_instance_priority``), then in profile order; a [disk] device goes to the
+  first unit whose ``devices`` match it.
 
-``reapply_sysctl`` (tuned-main.conf, default 1): after writing its ``[sysctl]`` values, TuneD
-writes again every line of the ``*.conf`` files of /run/sysctl.d and /etc/sysctl.d (a name in
-/run hides the same name in /etc) and then /etc/sysctl.conf, so those win over TuneD's
-``[sysctl]``; /usr/lib/sysctl.d does not.  With 0, TuneD's values win over every sysctl file.
+``reapply_sysctl`` (tuned-main.conf, default 1): after each [sysctl] unit, TuneD writes again
+every line of the ``*.conf`` files of /run/sysctl.d and /etc/sysctl.d (a name in /run hides the
+same name in /etc) and then /etc/sysctl.conf, except keys matching ``reapply_sysctl_exclude``;
+so those win over TuneD's ``[sysctl]``; /usr/lib/sysctl.d does not.
 
-The parse functions are pure; ``active(root)`` reads under root (engine/files).
+The parse functions are pure; ``active(root)`` reads under root (tuned_host.py).
 """
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import collections
 import fnmatch
-import os
 import re
 
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine import confd
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import PathError, read_text
+from ansible_collections.dbhost.tuning.plugins.module_utils.formats import tuned_expand
+from ansible_collections.dbhost.tuning.plugins.module_utils.formats import tuned_host
 
 ACTIVE_PROFILE = '/etc/tuned/active_profile'
+PROFILE_MODE = '/etc/tuned/profile_mode'
+POST_LOADED = '/etc/tuned/post_loaded_profile'
 MAIN_CONF = '/etc/tuned/tuned-main.conf'
 # lowest precedence first, as profile_dirs lists them; the newer folders after the older
 PROFILE_DIRS = ('/usr/lib/tuned', '/usr/lib/tuned/profiles', '/etc/tuned', '/etc/tuned/profiles')
@@ -54,11 +63,18 @@ REAPPLY_DIRS = ('/run/sysctl.d', '/etc/sysctl.d')
 REAPPLY_CONF = '/etc/sysctl.conf'
 THP_ENABLED = '/sys/kernel/mm/transparent_hugepage/enabled'
 THP_DEFRAG = '/sys/kernel/mm/transparent_hugepage/defrag'
+THP_MODES = ('always', 'never', 'madvise')        # plugin_vm.py writes no other
+VM_DIRTY = ('dirty_bytes', 'dirty_background_bytes', 'dirty_ratio', 'dirty_background_ratio')
+VM_DIRTY_SINCE = (2, 25)                          # the vm plugin's dirty_* options (TuneD 2.25)
+# a unit's own options (profiles/unit.py); everything else is passed to its plugin
+UNIT_KEYS = ('priority', 'type', 'enabled', 'replace', 'prepend', 'drop', 'devices', 'devices_udev_regex',
+             'cpuinfo_regex', 'uname_regex', 'script_pre', 'script_post')
 
 _SAFE_NAME = re.compile(r'^[a-zA-Z0-9_.-]+\Z')
 _SECTION = re.compile(r'^\[([^\]]+)\]\s*\Z')
-_VARIABLE = re.compile(r'(?<!\\)\$\{([A-Za-z_][A-Za-z0-9_]*)\}')
+_PROFILE_DIR = re.compile(r'(?<!\\)\$\{i:PROFILE_DIR\}')
 _TRUE = ('1', 'yes', 'true', 'on')
+_UNIT_TRUE = ('True', 'true', '1')                 # profiles/unit.py: nothing else is true
 
 
 class TunedError(ValueError):
@@ -68,7 +84,7 @@ class TunedError(ValueError):
 def parse(text, name='tuned.conf'):
     """{section: {option: value}} of a TuneD INI file, in file order (``=`` only, ``#`` and ``;``
     line comments, `` #`` inline comments, indented lines continue a value, later duplicates win)."""
-    sections, current, option = {}, None, None
+    sections, current, option = collections.OrderedDict(), None, None
     for number, line in enumerate((text or '').splitlines(), 1):
         stripped = line.strip()
         if not stripped or stripped[0] in '#;':
@@ -78,7 +94,7 @@ def parse(text, name='tuned.conf'):
             continue
         header = _SECTION.match(stripped)
         if header:
-            current, option = sections.setdefault(header.group(1).strip(), {}), None
+            current, option = sections.setdefault(header.group(1).strip(), collections.OrderedDict()), None
             continue
         key, sep, value = stripped.partition('=')
         if not sep or not key.strip():
@@ -108,6 +124,11 @@ def flag(value, default=True):
     return value.strip().lower() in _TRUE
 
 
+def unit_flag(value, default=False):
+    """A unit's ``enabled``/``replace``/``prepend``: true only as ``True``, ``true`` or ``1`` (unit.py)."""
+    return default if value is None else value in _UNIT_TRUE
+
+
 def profile_names(text):
     """The profiles ``active_profile`` names, in order (unsafe names skipped, as TuneD does)."""
     return [name for name in (text or '').split() if _SAFE_NAME.match(name)]
@@ -125,6 +146,11 @@ def profile_dirs(main_conf):
     return PROFILE_DIRS
 
 
+def computed(origin, why):
+    """The source of a value TuneD computes when it applies it, with why it is not known here."""
+    return '%s, a value TuneD computes when it applies it (%s)' % (origin, why)
+
+
 class Origin(object):
     """Where one value comes from: the profile's name and its tuned.conf (as on the system)."""
 
@@ -138,111 +164,232 @@ class Origin(object):
         return 'TuneD profile %s (%s)' % (self.profile, self.path)
 
 
-def load(names, locate):
-    """The merged units of the profiles ``names``: ({unit: {option: (value, Origin)}}, problems).
+class Unit(object):
+    """One unit (plugin instance) of the merged profile: its own keys and its options
+    ({option: (raw value, Origin)}); ``skipped``/``unknown`` say why it does not, or may not, apply."""
+
+    def __init__(self, name, section, origin):
+        section = collections.OrderedDict(section)
+        self.name = name
+        self.type = section.pop('type', name)
+        self.enabled = unit_flag(section.pop('enabled', None), True)
+        self.replace = unit_flag(section.pop('replace', None))
+        self.prepend = unit_flag(section.pop('prepend', None))
+        drop = section.pop('drop', None)
+        self.drop = re.split(r'\b\s*[,;]\s*', drop) if drop is not None else None
+        self.devices = section.pop('devices', '*')
+        for key in ('priority', 'devices_udev_regex', 'cpuinfo_regex', 'uname_regex', 'script_pre', 'script_post'):
+            setattr(self, key, section.pop(key, None))
+        self.origin = origin
+        self.options = collections.OrderedDict((option, (value, origin)) for option, value in section.items())
+        self.skipped = self.unknown = None
+        self.order = 0
+
+    def merge(self, newer):
+        """``newer`` (the same name, a later profile) over this unit, as merger.py merges them."""
+        self.type, self.enabled, self.devices = newer.type, newer.enabled, newer.devices
+        for key in ('priority', 'devices_udev_regex', 'cpuinfo_regex', 'uname_regex', 'script_pre', 'script_post'):
+            if getattr(newer, key) is not None:
+                setattr(self, key, getattr(newer, key))
+        for option in newer.drop or ():
+            self.options.pop(option, None)
+        self.options.update(newer.options)
+        self.origin = newer.origin
+
+
+def load(names, locate, host=None, read=None, main_conf=None):
+    """The Profile TuneD makes of the profiles ``names`` on ``host`` (tuned_host.Host or None).
 
     ``locate(name, skip)`` gives (path, text) of a profile's tuned.conf not in ``skip`` (paths
-    already loaded), or None.  A profile that cannot be loaded (missing, a cycle, a file that
-    does not parse) makes TuneD refuse all of them: the units are then {} and ``problems``
-    says why."""
-    loaded, merged = [], {}
+    already loaded), or None; ``read(path)`` the text of a file on the host (variables files).
+    A profile that cannot be loaded (missing, a cycle, a file that does not parse, a failed
+    assertion) makes TuneD refuse all of them: the Profile then has no unit and says why."""
+    main_conf = main_conf or {}
+    expander = tuned_expand.Expander(host, read)
+    units, variables = collections.OrderedDict(), collections.OrderedDict()
     try:
-        for unit_name, unit, origin in _load_all(names, locate, loaded):
-            _merge_unit(merged, unit_name, unit, origin)
-    except TunedError as exc:
-        return {}, ['TuneD cannot load the profile %s: %s' % (' '.join(names), exc)]
-    return merged, []
+        for unit in _load_all(names, locate, [], tuned_expand.Expander(host, read)):
+            _merge(units, variables, unit)
+        expander.define_all(variables)
+    except (TunedError, tuned_expand.AssertionFailed) as exc:
+        return Profile(names, [], expander, main_conf, ['TuneD cannot load the profile %s: %s' % (' '.join(names), exc)])
+    applied = _applying(units, expander, host, main_conf)
+    return Profile(names, applied, expander, main_conf, list(expander.problems))
 
 
-def _load_all(names, locate, loaded):
+def _load_all(names, locate, loaded, functions):
     for name in names:
         found = locate(name, loaded)
         if found is None:
-            if any(os.path.basename(os.path.dirname(path)) == name for path in loaded):
+            if any(path.rsplit('/', 2)[-2:-1] == [name] for path in loaded):
                 raise TunedError('profile %s includes itself (a cycle), and no other folder has one' % name)
             raise TunedError('no profile %s in the profile folders' % name)
         path, text = found
         loaded.append(path)
-        units = parse(text, path)
-        includes = units.get('main', {}).pop('include', None)
-        if includes:
-            yield from _load_all(include_names(_expand(includes, units)), locate, loaded)
-        for unit_name, unit in units.items():
-            yield unit_name, unit, Origin(name, path)
+        folder = path.rsplit('/', 1)[0]
+        sections = parse(text, path)
+        for section in sections.values():
+            for option in section:
+                section[option] = _PROFILE_DIR.sub(lambda m: folder, section[option])
+        main = sections.pop('main', {})
+        if 'include' in main:
+            # loader.py expands include= before any profile's variables are known: functions only
+            for unit in _load_all(include_names(functions.expand(main['include'])), locate, loaded, functions):
+                yield unit
+        for unit_name, section in sections.items():
+            yield Unit(unit_name, section, Origin(name, path))
 
 
-def _expand(value, units):
-    variables = units.get('variables', {})
-    return _VARIABLE.sub(lambda m: variables.get(m.group(1), m.group(0)), value)
-
-
-def _merge_unit(merged, unit_name, unit, origin):
-    values = dict((option, (value, origin)) for option, value in unit.items())
-    if flag(unit.get('replace'), default=False) or unit_name not in merged:
-        merged[unit_name] = values
+def _merge(units, variables, unit):
+    if unit.type == 'variables':
+        if unit.replace:
+            variables.clear()
+        known = set(variables)
+        for option, (value, dummy) in unit.options.items():
+            variables[option] = value
+        if unit.prepend:
+            for option in reversed(list(unit.options)):
+                if option not in known:
+                    _move_to_start(variables, option)
+    elif unit.replace or unit.name not in units:
+        units[unit.name] = unit
     else:
-        merged[unit_name].update(values)
+        units[unit.name].merge(unit)
+
+
+def _move_to_start(ordered, key):
+    value = ordered.pop(key)
+    rest = list(ordered.items())
+    ordered.clear()
+    ordered[key] = value
+    ordered.update(rest)
+
+
+def _applying(units, expander, host, main_conf):
+    """The units TuneD creates, in the order it applies them (manager.py); skipped ones kept
+    aside with the reason (``skipped``), units it may or may not apply marked ``unknown``."""
+    default_priority = main_conf.get('default_instance_priority', '0')
+    result = []
+    for order, unit in enumerate(units.values()):
+        unit.order = order
+        unit.devices = expander.expand(unit.devices)
+        unit.skipped = None if unit.enabled else 'enabled is not true'
+        if unit.devices_udev_regex is not None:
+            unit.unknown = ('TuneD gives [%s] the devices whose udev properties match devices_udev_regex, which the '
+                            'collection does not read' % unit.name)
+        for key, read in (('cpuinfo_regex', 'cpuinfo'), ('uname_regex', 'uname')):
+            regex = getattr(unit, key)
+            if unit.skipped or regex is None:
+                continue
+            regex = expander.expand(regex)
+            subject = getattr(host, read)() if host is not None else None
+            if subject is None or tuned_expand.Expander.unresolved(regex):  # never guessed
+                unit.unknown = ('TuneD applies [%s] only when %s matches %s, which the host tree does not show'
+                                % (unit.name, '/proc/cpuinfo' if read == 'cpuinfo' else 'uname', key))
+                continue
+            try:
+                matches = re.search(regex, subject, re.MULTILINE) is not None
+            except re.error as exc:
+                unit.skipped = '%s %r is no regular expression (%s)' % (key, regex, exc)
+                continue
+            if not matches:
+                unit.skipped = "the host's %s does not match %s %r" % (read, key, regex)
+        try:
+            unit.priority = int(unit.priority if unit.priority is not None else default_priority)
+        except ValueError:
+            unit.priority = 0
+        result.append(unit)
+    return sorted(result, key=lambda unit: (unit.priority, unit.order))
 
 
 class Profile(object):
     """The active TuneD profile as the next start of tuned.service applies it."""
 
-    def __init__(self, names, units, reapply_sysctl=True, problems=None):
+    def __init__(self, names, units, expander, main_conf=None, problems=None, version=None):
+        main_conf = main_conf or {}
         self.names = names
-        self.units = units
-        self.reapply_sysctl = reapply_sysctl
+        self.all_units = units
+        self.units = [unit for unit in units if not unit.skipped]
+        self.expander = expander
+        self.reapply_sysctl = flag(main_conf.get('reapply_sysctl'))
+        self.reapply_exclude = [word.strip() for word in (main_conf.get('reapply_sysctl_exclude') or '').split(',')
+                                if word.strip()]
         self.problems = problems or []
-        variables = dict((name, value) for name, (value, dummy) in units.get('variables', {}).items())
-        self.variables = variables
+        self.version = version
 
     def value(self, raw):
-        """(value, resolved): plain ``${name}`` variables expanded; unresolved when ``${`` remains."""
-        expanded = _VARIABLE.sub(lambda m: self.variables.get(m.group(1), m.group(0)), raw)
-        return expanded, '${' not in expanded
+        """(value, resolved): ``raw`` expanded as TuneD expands it; unresolved when it holds what
+        the collection cannot evaluate (unresolved())."""
+        return self.expander.value(raw)
 
-    def has_unit(self, plugin):
-        """Whether an enabled unit of ``plugin`` is in the profile."""
-        return any(True for dummy in self._units_of(plugin))
+    def unresolved(self, raw, unit=None):
+        """Why the value TuneD writes for ``raw`` (of ``unit``) is not known here, or None."""
+        reasons = [unit.unknown] if unit is not None and unit.unknown else []
+        why = self.expander.unresolved(self.expander.expand(raw))
+        return '; '.join(reasons + ([why] if why else [])) or None
+
+    def skipped(self):
+        """[(unit name, why)] of the units TuneD does not apply on this host."""
+        return [(unit.name, unit.skipped) for unit in self.all_units if unit.skipped]
 
     def _units_of(self, plugin):
-        for unit_name in sorted(self.units):
-            unit = self.units[unit_name]
-            kind = unit.get('type', (unit_name, None))[0]
-            if kind == plugin and flag((unit.get('enabled') or ('1', None))[0]):
-                yield unit_name, unit
+        return [unit for unit in self.units if unit.type == plugin]
+
+    def has_unit(self, plugin):
+        """Whether a unit of ``plugin`` applies."""
+        return bool(self._units_of(plugin))
+
+    def excluded(self, key):
+        """Whether ``reapply_sysctl_exclude`` keeps TuneD from writing ``key`` again."""
+        return any(fnmatch.fnmatch(key, pattern) for pattern in self.reapply_exclude)
+
+    def sysctl_writes(self):
+        """What TuneD writes to /proc/sys, in order: (key, raw value, Origin, Unit), and
+        (None, None, None, Unit) where a [sysctl] unit writes the sysctl files again."""
+        vm_dirty = self.version is None or self.version >= VM_DIRTY_SINCE
+        for unit in self.units:
+            if unit.type == 'sysctl':
+                for option, (raw, origin) in unit.options.items():
+                    yield option, re.sub(r'^"(.*)"$', r'\1', raw), origin, unit
+                yield None, None, None, unit
+            elif unit.type == 'vm' and vm_dirty:
+                for option in VM_DIRTY:
+                    if option in unit.options:
+                        raw, origin = unit.options[option]
+                        ratio = raw.strip().endswith('%')
+                        name = option.replace('_bytes', '_ratio') if ratio else option
+                        yield 'vm.' + name, raw.strip().rstrip('%') if ratio else raw, origin, unit
 
     def sysctl(self):
-        """{key as written: (value, Origin)} of [sysctl] and the sysctl keys of [vm]."""
-        found = {}
-        for dummy, unit in self._units_of('sysctl'):
-            for option, item in unit.items():
-                if option not in ('type', 'enabled', 'replace', 'devices', 'priority', 'drop'):
-                    found[option] = item
-        for dummy, unit in self._units_of('vm'):
-            for option in ('dirty_bytes', 'dirty_background_bytes', 'dirty_ratio', 'dirty_background_ratio'):
-                if option in unit:
-                    value, origin = unit[option]
-                    name = option.replace('_bytes', '_ratio') if value.strip().endswith('%') else option
-                    found['vm.' + name] = (value.strip().rstrip('%'), origin)
+        """{key as written: (raw value, Origin)}: the last write of each key (see sysctl_writes)."""
+        found = collections.OrderedDict()
+        for key, raw, origin, dummy in self.sysctl_writes():
+            if key is not None:
+                found[key] = (raw, origin)
         return found
 
     def sysfs(self):
-        """{/sys path or glob: (value, Origin)} of [sysfs] and the THP options of [vm]."""
-        found = {}
-        for dummy, unit in self._units_of('sysfs'):
-            for option, item in unit.items():
-                if option.startswith('/sys/'):
-                    found[option] = item
-        for dummy, unit in self._units_of('vm'):
-            for option in ('transparent_hugepage', 'transparent_hugepages'):
-                if option in unit:
-                    found[THP_ENABLED] = unit[option]
-            if 'transparent_hugepage.defrag' in unit:
-                found[THP_DEFRAG] = unit['transparent_hugepage.defrag']
+        """{/sys path or glob: (raw value, Origin, Unit)} of [sysfs] and the THP options of [vm]."""
+        found = collections.OrderedDict()
+        for unit in self.units:
+            if unit.type == 'sysfs':
+                for option, (raw, origin) in unit.options.items():
+                    if option.startswith('/sys/'):
+                        found[option] = (raw, origin, unit)
+            elif unit.type == 'vm':
+                for option in ('transparent_hugepage', 'transparent_hugepages'):
+                    if option in unit.options and self._thp_mode(unit.options[option][0], unit):
+                        found[THP_ENABLED] = unit.options[option] + (unit,)
+                if 'transparent_hugepage.defrag' in unit.options:
+                    found[THP_DEFRAG] = unit.options['transparent_hugepage.defrag'] + (unit,)
         return found
 
+    def _thp_mode(self, raw, unit):
+        expanded = self.expander.expand(raw)
+        return expanded.strip() in THP_MODES or self.unresolved(raw, unit) is not None
+
     def sysfs_value(self, path):
-        """(value, Origin) TuneD writes to the /sys ``path``, or None (the last matching entry)."""
+        """(raw value, Origin, Unit) TuneD writes to the /sys ``path``, or None (the last match)."""
         found = None
         for pattern, item in self.sysfs().items():
             if fnmatch.fnmatchcase(path, pattern):
@@ -250,12 +397,12 @@ class Profile(object):
         return found
 
     def disk(self, device, option):
-        """(value, Origin) of a [disk] option (readahead, elevator) for ``device``, or None."""
-        found = None
-        for dummy, unit in self._units_of('disk'):
-            if option in unit and _selects(unit.get('devices', ('*', None))[0], device):
-                found = unit[option]
-        return found
+        """(raw value, Origin, Unit) of a [disk] option (readahead, elevator) for ``device``, or
+        None: the first unit (in applying order) whose ``devices`` match takes the device."""
+        for unit in self._units_of('disk'):
+            if unit.devices_udev_regex is not None or selects(unit.devices, device):
+                return unit.options[option] + (unit,) if option in unit.options else None
+        return None
 
     def block_queue(self, device, attribute, current=None):
         """(value, source) TuneD writes to /sys/block/<device>/queue/<attribute> when it starts (its
@@ -266,9 +413,11 @@ class Profile(object):
             self.sysfs_value('/sys/block/%s/queue/%s' % (device, attribute))
         if found is None:
             return None
-        expanded, resolved = self.value(found[0])
-        if not resolved:
-            return expanded, '%s, a value TuneD computes when it applies it' % found[1]
+        raw, origin, unit = found
+        expanded, dummy = self.value(raw)
+        why = self.unresolved(raw, unit)
+        if why:
+            return expanded, computed(origin, why)
         if option == 'readahead':
             mark = expanded.strip()[:1] if expanded.strip()[:1] in '<>' else ''
             words = expanded.strip()[len(mark):].split()
@@ -278,19 +427,20 @@ class Profile(object):
             expanded = modified('%s%d' % (mark, kib), current)
             if expanded is None:
                 return None
-        return expanded, str(found[1])
+        return expanded, str(origin)
 
 
 DISK_OPTIONS = {'read_ahead_kb': 'readahead', 'scheduler': 'elevator'}
 
 
-def _selects(devices, device):
-    """TuneD's ``devices=`` (comma list of names or globs, ``!`` negates; default all) for ``device``."""
-    words = [word.strip() for word in devices.split(',') if word.strip()] or ['*']
-    negated = words[0].startswith('!')
-    patterns = [word.lstrip('!') for word in words]
-    hit = any(fnmatch.fnmatchcase(device, pattern) for pattern in patterns)
-    return hit != negated
+def selects(devices, device):
+    """TuneD's ``devices=`` for ``device`` (hardware/device_matcher.py): rules split at blanks or
+    commas, shell patterns; ``!`` rules exclude; no positive rule means every device."""
+    rules = [rule for rule in re.split(r'\s|,\s*', devices or '') if rule.strip()]
+    positive = [rule for rule in rules if not rule.startswith('!')] or ['*']
+    negative = [rule[1:] for rule in rules if rule.startswith('!')]
+    return any(fnmatch.fnmatch(device, rule) for rule in positive) and \
+        not any(fnmatch.fnmatch(device, rule) for rule in negative)
 
 
 def modified(raw, current):
@@ -311,42 +461,38 @@ def modified(raw, current):
 
 
 # ---------------------------------------------------------------- reading under root
-def _read(root, path):
-    try:
-        return read_text(confd.under_root(root, path), root=root)
-    except (IOError, OSError, PathError):
-        return None
-
-
-def enabled(root):
-    """Whether tuned.service starts at boot (a link in a *.wants folder of a system unit folder)."""
-    for folder in SERVICE_WANTS:
-        local = confd.under_root(root, folder)
-        if not os.path.isdir(local):
-            continue
-        for name in os.listdir(local):
-            if name.endswith('.wants') and os.path.lexists(os.path.join(local, name, SERVICE)):
-                return not confd.is_masked(confd.under_root(root, '/etc/systemd/system/' + SERVICE))
-    return False
-
-
 def active(root='/'):
     """The Profile tuned.service applies at its next start under root, or None (TuneD not
-    enabled, or no active profile)."""
-    names = profile_names(_read(root, ACTIVE_PROFILE))
-    if not names or not enabled(root):
+    enabled, or no profile to apply)."""
+    if not tuned_host.enabled(root, SERVICE_WANTS, SERVICE):
         return None
-    main_conf = parse_main_conf(_read(root, MAIN_CONF))
+    read = tuned_host.reader(root)
+    main_conf = parse_main_conf(read(MAIN_CONF))
+    names = profile_names(read(ACTIVE_PROFILE)) + profile_names(read(POST_LOADED))[:1]
+    mode = (read(PROFILE_MODE) or '').strip()
+    problem = None
+    if mode not in ('', 'auto', 'manual'):
+        problem = 'TuneD refuses to start: %s holds %r (neither auto nor manual)' % (PROFILE_MODE, mode)
+    elif mode == 'auto' or not (read(ACTIVE_PROFILE) or '').strip():
+        problem = ('TuneD starts the profile its recommend.d rules pick for this host (%s is %s), which the '
+                   'collection does not evaluate: what TuneD then sets is not read' % (
+                       PROFILE_MODE if mode == 'auto' else ACTIVE_PROFILE, 'auto' if mode == 'auto' else 'empty'))
+    if problem:
+        return Profile(names, [], tuned_expand.Expander(None), main_conf, [problem])
+    if not names:
+        return None
     folders = profile_dirs(main_conf)
 
     def locate(name, skip):
         for folder in reversed(folders):
-            path = os.path.normpath('%s/%s/tuned.conf' % (folder, os.path.basename(name)))
+            path = re.sub(r'/+', '/', '%s/%s/tuned.conf' % (folder, name.rsplit('/', 1)[-1]))
             if path in skip:
                 continue
-            text = _read(root, path)
+            text = read(path)
             if text is not None:
                 return path, text
         return None
-    units, problems = load(names, locate)
-    return Profile(names, units, flag(main_conf.get('reapply_sysctl')), problems)
+    host = tuned_host.Host(root, main_conf)
+    profile = load(names, locate, host, read, main_conf)
+    profile.version = host.tuned_version()
+    return profile

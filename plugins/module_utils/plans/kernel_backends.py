@@ -192,24 +192,32 @@ class LinuxBackend(object):
 
     def tuned_resolver(self, our_file, our_text):
         """(key, value, source) -> (value, source) once TuneD has started after systemd-sysctl: its
-        [sysctl] value, then (reapply_sysctl) the lines of /run and /etc sysctl files written again.
+        writes in the order it makes them (formats/tuned.py sysctl_writes: each applying [sysctl]
+        unit, then, with reapply_sysctl, the lines of /run and /etc sysctl files written again).
         plans/hugepages.py resolves vm.nr_hugepages with it too."""
         profile = self.tuned_profile()
-        if profile is None or not profile.has_unit('sysctl'):
+        if profile is None or not (profile.has_unit('sysctl') or profile.has_unit('vm')):
             return lambda key, value, source: (value, source)
-        values = dict((sysctl.canonical_name(name), item) for name, item in profile.sysctl().items())
+        writes = [(sysctl.canonical_name(key) if key else None, raw, origin, unit)
+                  for key, raw, origin, unit in profile.sysctl_writes()]
         reapplied = self._reapplied(our_file, our_text) if profile.reapply_sysctl else {}
         why = '' if profile.reapply_sysctl else ', reapply_sysctl = 0 in %s' % tuned.MAIN_CONF
 
         def resolve(key, value, source):
-            if key in values:
-                raw, origin = values[key]
-                expanded, resolved = profile.value(raw)
-                written = tuned.modified(expanded, value) if resolved else expanded
+            for name, raw, origin, unit in writes:
+                if name is None:
+                    if key in reapplied and not profile.excluded(key):
+                        value, source = reapplied[key]
+                    continue
+                if name != key:
+                    continue
+                expanded, dummy = profile.value(raw)
+                unknown = profile.unresolved(raw, unit)
+                written = expanded if unknown else tuned.modified(expanded, value)
                 if written is not None:
                     value = sysctl.normalize_value(written)
-                    source = '%s%s%s' % (origin, why, '' if resolved else ', a value TuneD computes when it applies it')
-            return reapplied.get(key, (value, source))
+                    source = tuned.computed('%s%s' % (origin, why), unknown) if unknown else '%s%s' % (origin, why)
+            return value, source
         return resolve
 
     def _reapplied(self, our_file, our_text):

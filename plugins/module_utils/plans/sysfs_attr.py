@@ -203,8 +203,9 @@ class SysfsAttributes(LivePlusFile, Plan):
             # command line that sets it (its vm plugin)
             found = self.tuned.sysfs_value(path) if self.tuned and not thp_on_cmdline else None
             if found:
-                expanded, resolved = self.tuned.value(found[0])
-                return expanded, '%s%s' % (found[1], '' if resolved else ', a value TuneD computes when it applies it')
+                expanded, dummy = self.tuned.value(found[0])
+                unknown = self.tuned.unresolved(found[0], found[2])
+                return expanded, tuned.computed(found[1], unknown) if unknown else str(found[1])
             return value, shown
         return resolve
 

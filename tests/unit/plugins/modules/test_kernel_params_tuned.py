@@ -171,8 +171,12 @@ def test_variables_resolved_and_unresolved(root, run_module):
     record = found['vm.swappiness']
     assert record['status'] == 'shadowed'
     assert record['detail'] == ("TuneD profile v (/etc/tuned/v/tuned.conf)%s, a value TuneD computes when it applies "
-                                "it sets '${f:exec:/usr/bin/compute}' and wins at boot over %s" % (NO_REAPPLY, OUR_FILE))
+                                "it (${f:exec} is a TuneD function the collection does not evaluate: it runs a command "
+                                "or reads what the host tree does not show) sets '${f:exec:/usr/bin/compute}' and wins "
+                                "at boot over %s" % (NO_REAPPLY, OUR_FILE))
     assert found['kernel.shmmni']['status'] == 'shadowed'
+    assert '(${undefined} is left as text (no variable of that name defined before it): TuneD writes it as it is)' in \
+        found['kernel.shmmni']['detail']
 
 
 @pytest.mark.parametrize('tuned_value, ours, boot', [

@@ -49,34 +49,54 @@ def locator(files):
     return locate
 
 
+def options(profile, unit_name):
+    """{option: (value, origin as text)} of the applying unit ``unit_name``."""
+    unit = [unit for unit in profile.units if unit.name == unit_name][0]
+    return dict((key, (value, str(origin))) for key, (value, origin) in unit.options.items())
+
+
 def test_includes_first_then_the_including_profile_and_replace():
     files = {'/usr/lib/tuned/base/tuned.conf': '[sysctl]\na=1\nb=1\n[disk]\nreadahead=100\nelevator=x\n',
              '/usr/lib/tuned/mid/tuned.conf': '[main]\ninclude=base\n[sysctl]\nb=2\n',
              '/etc/tuned/top/tuned.conf': '[main]\ninclude=mid\n[disk]\nreplace=1\nreadahead=300\n'}
-    units, problems = tuned.load(['top'], locator(files))
-    assert problems == []
-    values = dict((k, (v, str(o))) for k, (v, o) in units['sysctl'].items())
-    assert values == {'a': ('1', 'TuneD profile base (/usr/lib/tuned/base/tuned.conf)'),
-                      'b': ('2', 'TuneD profile mid (/usr/lib/tuned/mid/tuned.conf)')}
-    assert sorted(units['disk']) == ['readahead', 'replace']   # replace=1 dropped base's elevator
+    profile = tuned.load(['top'], locator(files))
+    assert profile.problems == []
+    assert options(profile, 'sysctl') == {'a': ('1', 'TuneD profile base (/usr/lib/tuned/base/tuned.conf)'),
+                                          'b': ('2', 'TuneD profile mid (/usr/lib/tuned/mid/tuned.conf)')}
+    assert sorted(options(profile, 'disk')) == ['readahead']   # replace=1 dropped base's elevator
+
+
+def test_merge_drop_type_enabled_and_devices_as_merger_does():
+    files = {'/usr/lib/tuned/base/tuned.conf': '[sysctl]\na=1\nb=1\n[disk]\ndevices=sda\nreadahead=100\n'
+                                               '[mine]\ntype=sysctl\nc=3\n',
+             '/etc/tuned/top/tuned.conf': '[main]\ninclude=base\n[sysctl]\ndrop=a\nb=2\n[disk]\nelevator=none\n'
+                                          '[mine]\nenabled=yes\n'}
+    profile = tuned.load(['top'], locator(files))
+    assert sorted(options(profile, 'sysctl')) == ['b']
+    # devices is always the newer unit's (its default: every device); the newer [mine] has
+    # type mine (its name) and "yes" is not true for a unit (unit.py): skipped
+    assert profile.disk('vdb', 'readahead')[0] == '100'
+    assert [name for name, dummy in profile.skipped()] == ['mine']
+    assert dict(profile.sysctl()) == {'b': ('2', profile.sysctl()['b'][1])}
 
 
 def test_several_active_profiles_the_later_wins():
     files = {'/usr/lib/tuned/a/tuned.conf': '[sysctl]\nx=1\n', '/usr/lib/tuned/b/tuned.conf': '[sysctl]\nx=2\n'}
-    units, dummy = tuned.load(['a', 'b'], locator(files))
-    assert units['sysctl']['x'][0] == '2' and units['sysctl']['x'][1].profile == 'b'
+    profile = tuned.load(['a', 'b'], locator(files))
+    assert profile.sysctl()['x'][0] == '2' and profile.sysctl()['x'][1].profile == 'b'
 
 
 def test_a_cycle_and_a_missing_profile_are_problems_not_crashes():
     cycle = {'/etc/tuned/a/tuned.conf': '[main]\ninclude=b\n', '/etc/tuned/b/tuned.conf': '[main]\ninclude=a\n'}
-    assert tuned.load(['a'], locator(cycle)) == (
-        {}, ['TuneD cannot load the profile a: profile a includes itself (a cycle), and no other folder has one'])
-    assert tuned.load(['gone'], locator({})) == ({}, ['TuneD cannot load the profile gone: no profile gone in the '
-                                                      'profile folders'])
+    profile = tuned.load(['a'], locator(cycle))
+    assert (profile.units, profile.problems) == (
+        [], ['TuneD cannot load the profile a: profile a includes itself (a cycle), and no other folder has one'])
+    assert tuned.load(['gone'], locator({})).problems == [
+        'TuneD cannot load the profile gone: no profile gone in the profile folders']
     # /etc/tuned/a including a: the one in /usr/lib, no cycle
     extend = {'/etc/tuned/a/tuned.conf': '[main]\ninclude=a\n[sysctl]\nx=2\n', '/usr/lib/tuned/a/tuned.conf': '[sysctl]\nx=1\ny=1\n'}
-    units, problems = tuned.load(['a'], locator(extend))
-    assert problems == [] and units['sysctl']['x'][0] == '2' and units['sysctl']['y'][0] == '1'
+    profile = tuned.load(['a'], locator(extend))
+    assert profile.problems == [] and profile.sysctl()['x'][0] == '2' and profile.sysctl()['y'][0] == '1'
 
 
 @pytest.mark.parametrize('raw, current, written', [
@@ -90,16 +110,26 @@ def test_assignment_modifiers(raw, current, written):
 @pytest.mark.parametrize('devices, device, selected', [
     ('*', 'sda', True), ('sda,sdb', 'sdb', True), ('sda', 'nvme0n1', False), ('nvme*', 'nvme0n1', True),
     ('!sda', 'sda', False), ('!sda', 'sdb', True), ('', 'sdc', True),
+    # device_matcher.py: blanks separate rules too; a negative rule anywhere excludes
+    ('sd* !sda', 'sda', False), ('sd* !sda', 'sdb', True), ('vd*, !vdb', 'vdb', False), ('vda,!vdb', 'vdc', False),
 ])
 def test_devices_selection(devices, device, selected):
-    assert tuned._selects(devices, device) is selected
+    assert tuned.selects(devices, device) is selected
+
+
+def test_the_first_disk_unit_in_applying_order_takes_the_device():
+    files = {'/etc/tuned/p/tuned.conf': '[disk]\nreadahead=100\n[fast]\ntype=disk\ndevices=vdb\npriority=-5\n'
+                                        'elevator=none\n'}
+    profile = tuned.load(['p'], locator(files))
+    # [fast] (priority -5) applies first and takes vdb: [disk]'s readahead never reaches it
+    assert profile.disk('vdb', 'readahead') is None and profile.disk('vdb', 'elevator')[0] == 'none'
+    assert profile.disk('vda', 'readahead')[0] == '100'
 
 
 def test_profile_values_and_vm_options():
-    units, dummy = tuned.load(['p'], locator({'/etc/tuned/p/tuned.conf': (
+    profile = tuned.load(['p'], locator({'/etc/tuned/p/tuned.conf': (
         '[variables]\nn=7\n[sysctl]\nvm.a=${n}\nvm.b=${f:x}\n[vm]\ndirty_bytes=10%\ntransparent_hugepage=never\n'
         'transparent_hugepage.defrag=madvise\n[sysfs]\n/sys/kernel/mm/ksm/run=0\n')}))
-    profile = tuned.Profile(['p'], units)
     assert profile.value('${n} 8') == ('7 8', True) and profile.value('${f:x}') == ('${f:x}', False)
     sysctl = dict((k, v) for k, (v, o) in profile.sysctl().items())
     assert sysctl == {'vm.a': '${n}', 'vm.b': '${f:x}', 'vm.dirty_ratio': '10'}
@@ -107,6 +137,14 @@ def test_profile_values_and_vm_options():
     assert profile.sysfs_value(tuned.THP_DEFRAG)[0] == 'madvise'
     assert profile.sysfs_value('/sys/kernel/mm/ksm/run')[0] == '0'
     assert profile.sysfs_value('/sys/kernel/mm/other') is None
+    # TuneD before 2.25: its vm plugin has no dirty_* options and drops them
+    profile.version = (2, 20)
+    assert 'vm.dirty_ratio' not in profile.sysctl()
+
+
+def test_thp_mode_other_than_tuned_writes_is_no_write():
+    profile = tuned.load(['p'], locator({'/etc/tuned/p/tuned.conf': '[vm]\ntransparent_hugepages=sometimes\n'}))
+    assert profile.sysfs_value(tuned.THP_ENABLED) is None
 
 
 @pytest.mark.parametrize('readahead, written', [
@@ -115,6 +153,6 @@ def test_profile_values_and_vm_options():
     ('300', '300'),
 ])
 def test_disk_readahead_as_tuned_writes_it(readahead, written):
-    units, dummy = tuned.load(['p'], locator({'/etc/tuned/p/tuned.conf': '[disk]\nreadahead=%s\n' % readahead}))
-    found = tuned.Profile(['p'], units).block_queue('sda', 'read_ahead_kb', current='128')
+    profile = tuned.load(['p'], locator({'/etc/tuned/p/tuned.conf': '[disk]\nreadahead=%s\n' % readahead}))
+    found = profile.block_queue('sda', 'read_ahead_kb', current='128')
     assert (found[0] if found else None) == written

@@ -81,6 +81,10 @@ class TunedError(ValueError):
     """A profile TuneD cannot load (the message names the file or the profile)."""
 
 
+class Unevaluable(TunedError):
+    """A profile whose include= the collection cannot evaluate (a function it does not run)."""
+
+
 def parse(text, name='tuned.conf'):
     """{section: {option: value}} of a TuneD INI file, in file order (``=`` only, ``#`` and ``;``
     line comments, `` #`` inline comments, indented lines continue a value, later duplicates win)."""
@@ -212,7 +216,8 @@ def load(names, locate, host=None, read=None, main_conf=None):
             _merge(units, variables, unit)
         expander.define_all(variables)
     except (TunedError, tuned_expand.AssertionFailed) as exc:
-        return Profile(names, [], expander, main_conf, ['TuneD cannot load the profile %s: %s' % (' '.join(names), exc)])
+        what = 'the collection cannot read' if isinstance(exc, Unevaluable) else 'TuneD cannot load'
+        return Profile(names, [], expander, main_conf, ['%s the profile %s: %s' % (what, ' '.join(names), exc)])
     applied = _applying(units, expander, host, main_conf)
     return Profile(names, applied, expander, main_conf, list(expander.problems))
 
@@ -220,9 +225,9 @@ def load(names, locate, host=None, read=None, main_conf=None):
 def _load_all(names, locate, loaded, functions):
     for name in names:
         found = locate(name, loaded)
+        if found == '':
+            continue      # locator.py: only a file already loaded (a cycle), or a "-name" not found
         if found is None:
-            if any(path.rsplit('/', 2)[-2:-1] == [name] for path in loaded):
-                raise TunedError('profile %s includes itself (a cycle), and no other folder has one' % name)
             raise TunedError('no profile %s in the profile folders' % name)
         path, text = found
         loaded.append(path)
@@ -234,7 +239,11 @@ def _load_all(names, locate, loaded, functions):
         main = sections.pop('main', {})
         if 'include' in main:
             # loader.py expands include= before any profile's variables are known: functions only
-            for unit in _load_all(include_names(functions.expand(main['include'])), locate, loaded, functions):
+            included = functions.expand(main['include'])
+            why = functions.unresolved(included)
+            if why:
+                raise Unevaluable('%s: include=%s names what the collection cannot evaluate (%s)' % (path, included, why))
+            for unit in _load_all(include_names(included), locate, loaded, functions):
                 yield unit
         for unit_name, section in sections.items():
             yield Unit(unit_name, section, Origin(name, path))
@@ -484,14 +493,17 @@ def active(root='/'):
     folders = profile_dirs(main_conf)
 
     def locate(name, skip):
+        """locator.py get_config: (path, text), '' (only loaded ones, or "-name" missing), or None."""
+        found = '' if name.startswith('-') else None
         for folder in reversed(folders):
-            path = re.sub(r'/+', '/', '%s/%s/tuned.conf' % (folder, name.rsplit('/', 1)[-1]))
+            path = re.sub(r'/+', '/', '%s/%s/tuned.conf' % (folder, name.lstrip('-').rsplit('/', 1)[-1]))
             if path in skip:
+                found = ''
                 continue
             text = read(path)
             if text is not None:
                 return path, text
-        return None
+        return found
     host = tuned_host.Host(root, main_conf)
     profile = load(names, locate, host, read, main_conf)
     profile.version = host.tuned_version()

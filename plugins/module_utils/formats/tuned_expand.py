@@ -128,6 +128,9 @@ class Expander(object):
             return
         self.values[name] = self.expand(raw)
         self._pattern = None
+        if re.search(r'(?<!\\)\$\{f:assertion', self.values[name]):
+            self.problems.append('whether TuneD loads the profile is not known: the variable %s holds an assertion the '
+                                 'collection cannot evaluate (%s)' % (name, self.unresolved(self.values[name])))
 
     def include(self, path):
         """``include=`` in [variables]: more variables from a file on the host (skipped when missing)."""
@@ -216,8 +219,8 @@ class _Calls(object):
         args = words[2:]
         if (most and len(args) > most) or len(args) < fewest:
             return end
-        if any(_CALL.search(arg) for arg in args):
-            return end       # an argument the collection could not evaluate: neither can it this call
+        if _CALL.search(self.text, start + 2, end):
+            return end       # an inner call the collection could not evaluate: neither can it this one
         try:
             result = function(args, self.host)
         except LookupError:

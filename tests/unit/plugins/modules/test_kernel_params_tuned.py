@@ -137,9 +137,10 @@ def test_an_etc_profile_replaces_the_usr_lib_one_of_the_same_name(root, run_modu
 
 
 @pytest.mark.parametrize('profiles, message', [
-    ({'/etc/tuned/a/tuned.conf': '[main]\ninclude=b\n[sysctl]\nvm.swappiness=1\n',
-      '/etc/tuned/b/tuned.conf': '[main]\ninclude=a\n'},
-     'TuneD cannot load the profile a: profile a includes itself (a cycle), and no other folder has one'),
+    ({'/etc/tuned/a/tuned.conf': '[main]\ninclude=${f:exec:/bin/pick}\n[sysctl]\nvm.swappiness=1\n'},
+     'the collection cannot read the profile a: /etc/tuned/a/tuned.conf: include=${f:exec:/bin/pick} names what the '
+     'collection cannot evaluate (${f:exec} is a TuneD function the collection does not evaluate: it runs a command '
+     'or reads what the host tree does not show)'),
     ({'/etc/tuned/a/tuned.conf': '[main]\ninclude=gone\n[sysctl]\nvm.swappiness=1\n'},
      'TuneD cannot load the profile a: no profile gone in the profile folders'),
     ({}, 'TuneD cannot load the profile a: no profile a in the profile folders'),
@@ -205,3 +206,51 @@ def test_tuned_not_enabled_or_disabled_unit_is_not_read(root, run_module):
     put(root, '/etc/tuned/oracle/tuned.conf', '[main]\ninclude=oracle\n[sysctl]\nenabled=false\n')
     found = check(run_module, root, {PORTS: '1024 65000'})[1]
     assert found[PORTS]['detail'].startswith('would write %s;' % OUR_FILE)
+
+
+STOCK = os.path.join(os.path.dirname(__file__), '..', '..', 'fixtures', 'tuned', 'profiles', '2.25.1',
+                     'throughput-performance', 'tuned.conf')
+CPUINFO = {'x86_64': 'processor\t: 0\nvendor_id\t: GenuineIntel\nmodel name\t: Intel(R) Xeon(R) Gold 6338 CPU\n\n',
+           'aarch64': 'processor\t: 0\nCPU implementer\t: 0x43\nCPU architecture: 8\nCPU part\t: 0x0af\n\n'}
+
+
+def stock_host(root, machine):
+    """A host tree of ``machine`` running stock throughput-performance (TuneD 2.25.1's file)."""
+    with open(STOCK) as handle:
+        put(root, THROUGHPUT, handle.read())
+    put(root, '/etc/tuned/active_profile', 'throughput-performance\n')
+    put(root, '/etc/tuned/tuned-main.conf', 'reapply_sysctl = 1\n')
+    put(root, '/proc/cpuinfo', CPUINFO[machine])
+    for name, value in (('ostype', 'Linux'), ('hostname', 'db1'), ('osrelease', '6.1.0'), ('version', '#1 SMP'),
+                        ('arch', machine)):
+        put(root, '/proc/sys/kernel/' + name, value + '\n')
+    put(root, '/proc/sys/kernel/numa_balancing', '1\n')
+
+
+@pytest.mark.parametrize('machine, shadowed', [('x86_64', False), ('aarch64', True)])
+def test_numa_balancing_is_shadowed_only_where_tuned_applies_its_thunderx_unit(root, run_module, machine, shadowed):
+    stock_host(root, machine)
+    put(root, '/etc/tuned/tuned-main.conf', 'reapply_sysctl = 0\n')
+    before = digest(root)
+    result, found = check(run_module, root, {'kernel.numa_balancing': 1})
+    assert digest(root) == before
+    record = found['kernel.numa_balancing']
+    # Intel: [sysctl.thunderx] is skipped (uname and cpuinfo do not match): no false alarm
+    assert (record['status'], record['persisted']) == (('shadowed', '0') if shadowed else ('drift', None))
+    if shadowed:
+        assert record['detail'].startswith("TuneD profile throughput-performance (%s)%s sets '0' and wins at boot"
+                                           % (THROUGHPUT, NO_REAPPLY))
+    else:
+        assert 'TuneD' not in record['detail']
+
+
+def test_numa_balancing_on_thunderx_with_reapply_sysctl_our_file_wins_again(root, run_module):
+    stock_host(root, 'aarch64')
+    found = check(run_module, root, {'kernel.numa_balancing': 1})[1]
+    # TuneD writes 0, then writes /etc/sysctl.d again: our line gives 1 after TuneD
+    assert found['kernel.numa_balancing']['status'] == 'drift'
+    applied = records(run_module(kernel_params, {'params': {'kernel.numa_balancing': 1}, 'root': root}))
+    assert applied['kernel.numa_balancing']['status'] == 'changed'
+    again = check(run_module, root, {'kernel.numa_balancing': 1})[1]['kernel.numa_balancing']
+    assert (again['status'], again['persisted']) == ('ok', '1')
+    assert again['detail'] == ''

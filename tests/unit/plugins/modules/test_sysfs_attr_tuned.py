@@ -91,3 +91,29 @@ def test_a_missing_profile_is_a_warning_and_shadows_nothing(root, run_module):
     plan_result = SysfsAttributes({THP: 'never'}, root=root, check_mode=True).run(None)
     assert plan_result.warnings == ['TuneD cannot load the profile nonexistent: no profile nonexistent in the profile '
                                     'folders']
+
+
+STOCK = os.path.join(os.path.dirname(__file__), '..', '..', 'fixtures', 'tuned', 'profiles', '2.22.1',
+                     'throughput-performance', 'tuned.conf')
+
+
+@pytest.mark.parametrize('machine, cpuinfo', [
+    ('x86_64', 'processor\t: 0\nvendor_id\t: GenuineIntel\n\n'),
+    ('aarch64', 'processor\t: 0\nCPU implementer\t: 0x43\nCPU part\t: 0x0af\n\n'),   # ThunderX2
+])
+def test_a_site_profile_over_stock_throughput_performance_wins_with_always(root, run_module, machine, cpuinfo):
+    """The site's [vm] (a unit added after the stock [vm.thunderx], TuneD 2.22) writes last: THP
+    always after every boot, on Intel and on ThunderX alike; never taken from the thunderx unit."""
+    with open(STOCK) as handle:
+        put(root, PROFILE, handle.read())
+    put(root, '/etc/tuned/site/tuned.conf', '[main]\ninclude=throughput-performance\n[variables]\nmode=always\n'
+                                            'thp=${mode}\n[vm]\ntransparent_hugepages=${thp}\n')
+    put(root, '/etc/tuned/active_profile', 'site\n')
+    put(root, '/proc/cpuinfo', cpuinfo)
+    for name, value in (('ostype', 'Linux'), ('hostname', 'db1'), ('osrelease', '6.1.0'), ('version', '#1 SMP'),
+                        ('arch', machine)):
+        put(root, '/proc/sys/kernel/' + name, value + '\n')
+    found = run(run_module, root, {THP: 'never'})
+    assert found[THP]['status'] == 'shadowed' and found[THP]['persisted'] == 'always'
+    assert found[THP]['detail'].startswith("would write %s; TuneD profile site (/etc/tuned/site/tuned.conf) writes "
+                                           "'always'" % OURS)

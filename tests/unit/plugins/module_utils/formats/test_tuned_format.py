@@ -41,11 +41,14 @@ def test_active_profile_names_and_main_conf():
 
 def locator(files):
     def locate(name, skip):
+        found = '' if name.startswith('-') else None
         for folder in ('/etc/tuned', '/usr/lib/tuned'):
-            path = '%s/%s/tuned.conf' % (folder, name)
-            if path in files and path not in skip:
+            path = '%s/%s/tuned.conf' % (folder, name.lstrip('-'))
+            if path in skip:
+                found = ''
+            elif path in files:
                 return path, files[path]
-        return None
+        return found
     return locate
 
 
@@ -86,17 +89,26 @@ def test_several_active_profiles_the_later_wins():
     assert profile.sysctl()['x'][0] == '2' and profile.sysctl()['x'][1].profile == 'b'
 
 
-def test_a_cycle_and_a_missing_profile_are_problems_not_crashes():
-    cycle = {'/etc/tuned/a/tuned.conf': '[main]\ninclude=b\n', '/etc/tuned/b/tuned.conf': '[main]\ninclude=a\n'}
+def test_a_cycle_is_skipped_and_a_missing_profile_refuses_all():
+    # locator.py: a file already loaded is skipped, as is a "-name" that no folder has
+    cycle = {'/etc/tuned/a/tuned.conf': '[main]\ninclude=b, -gone\n[sysctl]\nx=a\n',
+             '/etc/tuned/b/tuned.conf': '[main]\ninclude=a\n[sysctl]\nx=b\ny=b\n'}
     profile = tuned.load(['a'], locator(cycle))
-    assert (profile.units, profile.problems) == (
-        [], ['TuneD cannot load the profile a: profile a includes itself (a cycle), and no other folder has one'])
+    assert profile.problems == [] and dict((k, v) for k, (v, o) in profile.sysctl().items()) == {'x': 'a', 'y': 'b'}
     assert tuned.load(['gone'], locator({})).problems == [
         'TuneD cannot load the profile gone: no profile gone in the profile folders']
-    # /etc/tuned/a including a: the one in /usr/lib, no cycle
+    # /etc/tuned/a including a: the one in /usr/lib
     extend = {'/etc/tuned/a/tuned.conf': '[main]\ninclude=a\n[sysctl]\nx=2\n', '/usr/lib/tuned/a/tuned.conf': '[sysctl]\nx=1\ny=1\n'}
     profile = tuned.load(['a'], locator(extend))
     assert profile.problems == [] and profile.sysctl()['x'][0] == '2' and profile.sysctl()['y'][0] == '1'
+
+
+def test_an_include_the_collection_cannot_evaluate_is_reported():
+    files = {'/etc/tuned/o/tuned.conf': '[main]\ninclude=${f:virt_check:virtual-guest:throughput-performance}\n'}
+    profile = tuned.load(['o'], locator(files))
+    assert profile.units == [] and profile.problems[0].startswith("the collection cannot read the profile o:") and \
+        "${f:virt_check} is a TuneD function the collection does not evaluate" in \
+        profile.problems[0]
 
 
 @pytest.mark.parametrize('raw, current, written', [

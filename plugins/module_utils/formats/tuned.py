@@ -36,7 +36,7 @@ every line of the ``*.conf`` files of /run/sysctl.d and /etc/sysctl.d (a name in
 same name in /etc) and then /etc/sysctl.conf, except keys matching ``reapply_sysctl_exclude``;
 so those win over TuneD's ``[sysctl]``; /usr/lib/sysctl.d does not.
 
-The parse functions are pure; ``active(root)`` reads under root (tuned_host.py).
+The functions here are pure; tuned_host.active(root) reads the host under root.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -48,7 +48,6 @@ import fnmatch
 import re
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import tuned_expand
-from ansible_collections.dbhost.tuning.plugins.module_utils.formats import tuned_host
 
 ACTIVE_PROFILE = '/etc/tuned/active_profile'
 PROFILE_MODE = '/etc/tuned/profile_mode'
@@ -467,44 +466,3 @@ def modified(raw, current):
     except ValueError:
         return None
     return number if (higher if text[0] == '>' else lower) else None
-
-
-# ---------------------------------------------------------------- reading under root
-def active(root='/'):
-    """The Profile tuned.service applies at its next start under root, or None (TuneD not
-    enabled, or no profile to apply)."""
-    if not tuned_host.enabled(root, SERVICE_WANTS, SERVICE):
-        return None
-    read = tuned_host.reader(root)
-    main_conf = parse_main_conf(read(MAIN_CONF))
-    names = profile_names(read(ACTIVE_PROFILE)) + profile_names(read(POST_LOADED))[:1]
-    mode = (read(PROFILE_MODE) or '').strip()
-    problem = None
-    if mode not in ('', 'auto', 'manual'):
-        problem = 'TuneD refuses to start: %s holds %r (neither auto nor manual)' % (PROFILE_MODE, mode)
-    elif mode == 'auto' or not (read(ACTIVE_PROFILE) or '').strip():
-        problem = ('TuneD starts the profile its recommend.d rules pick for this host (%s is %s), which the '
-                   'collection does not evaluate: what TuneD then sets is not read' % (
-                       PROFILE_MODE if mode == 'auto' else ACTIVE_PROFILE, 'auto' if mode == 'auto' else 'empty'))
-    if problem:
-        return Profile(names, [], tuned_expand.Expander(None), main_conf, [problem])
-    if not names:
-        return None
-    folders = profile_dirs(main_conf)
-
-    def locate(name, skip):
-        """locator.py get_config: (path, text), '' (only loaded ones, or "-name" missing), or None."""
-        found = '' if name.startswith('-') else None
-        for folder in reversed(folders):
-            path = re.sub(r'/+', '/', '%s/%s/tuned.conf' % (folder, name.lstrip('-').rsplit('/', 1)[-1]))
-            if path in skip:
-                found = ''
-                continue
-            text = read(path)
-            if text is not None:
-                return path, text
-        return found
-    host = tuned_host.Host(root, main_conf)
-    profile = load(names, locate, host, read, main_conf)
-    profile.version = host.tuned_version()
-    return profile

@@ -25,7 +25,10 @@ import re
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import confd
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import PathError, read_text
+from ansible_collections.dbhost.tuning.plugins.module_utils.formats import tuned
+from ansible_collections.dbhost.tuning.plugins.module_utils.formats import tuned_expand
 
+# what a unit's cpuinfo_regex / uname_regex are matched against, read on the tuned host
 UNAME_FILES = ('ostype', 'hostname', 'osrelease', 'version', 'arch')
 VERSION_FILES = ('/usr/lib/python3*/site-packages/tuned/version.py', '/usr/lib/python3/dist-packages/tuned/version.py',
                  '/usr/lib/python3*/dist-packages/tuned/version.py')
@@ -95,3 +98,44 @@ class Host(object):
                 if major and minor:
                     return int(major.group(1)), int(minor.group(1))
         return None
+
+
+def active(root='/'):
+    """The Profile tuned.service applies at its next start under root, or None (TuneD not
+    enabled, or no profile to apply)."""
+    if not enabled(root, tuned.SERVICE_WANTS, tuned.SERVICE):
+        return None
+    read = reader(root)
+    main_conf = tuned.parse_main_conf(read(tuned.MAIN_CONF))
+    names = tuned.profile_names(read(tuned.ACTIVE_PROFILE)) + tuned.profile_names(read(tuned.POST_LOADED))[:1]
+    mode = (read(tuned.PROFILE_MODE) or '').strip()
+    problem = None
+    if mode not in ('', 'auto', 'manual'):
+        problem = 'TuneD refuses to start: %s holds %r (neither auto nor manual)' % (tuned.PROFILE_MODE, mode)
+    elif mode == 'auto' or (mode == '' and not names):
+        # daemon.py _get_startup_profile: automatic mode, or no profile and no mode
+        problem = ('TuneD starts the profile its recommend.d rules pick for this host (%s), which the collection '
+                   'does not evaluate: what TuneD then sets is not read'
+                   % ('%s is auto' % tuned.PROFILE_MODE if mode == 'auto' else 'no profile in %s' % tuned.ACTIVE_PROFILE))
+    if problem:
+        return tuned.Profile(names, [], tuned_expand.Expander(None), main_conf, [problem])
+    if not names:
+        return None
+    folders = tuned.profile_dirs(main_conf)
+
+    def locate(name, skip):
+        """locator.py get_config: (path, text), '' (only loaded ones, or "-name" missing), or None."""
+        found = '' if name.startswith('-') else None
+        for folder in reversed(folders):
+            path = re.sub(r'/+', '/', '%s/%s/tuned.conf' % (folder, name.lstrip('-').rsplit('/', 1)[-1]))
+            if path in skip:
+                found = ''
+                continue
+            text = read(path)
+            if text is not None:
+                return path, text
+        return found
+    host = Host(root, main_conf)
+    profile = tuned.load(names, locate, host, read, main_conf)
+    profile.version = host.tuned_version()
+    return profile

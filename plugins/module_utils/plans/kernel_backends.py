@@ -30,6 +30,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.formats import modul
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import sysctl
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import sysctl_keys
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import tuned
+from ansible_collections.dbhost.tuning.plugins.module_utils.formats import tuned_host
 
 HEADER = '# Managed by dbhost.tuning.kernel_params; local edits to these keys are overwritten.'
 
@@ -183,7 +184,7 @@ class LinuxBackend(object):
     def tuned_profile(self):
         """The TuneD profile tuned.service applies at boot (formats/tuned.py), or None; read once."""
         if self._tuned is False:
-            self._tuned = tuned.active(self.root)
+            self._tuned = tuned_host.active(self.root)
         return self._tuned
 
     def tuned_problems(self):

@@ -30,6 +30,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.engine import sysfs
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import cmdline
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import tmpfiles
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import tuned
+from ansible_collections.dbhost.tuning.plugins.module_utils.formats import tuned_host
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import read_text, rooted
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import (
@@ -215,7 +216,7 @@ class SysfsAttributes(LivePlusFile, Plan):
         local = rooted(self.root, self.file)
         text = read_text(local)
         boot_line = cmdline.next_boot(self.root) if THP_ENABLED in desired else None
-        self.tuned = tuned.active(self.root)
+        self.tuned = tuned_host.active(self.root)
         return {'path': local, 'text': text, 'ours': tmpfiles.write_values(text), 'cmdline': boot_line,
                 'resolve': self._resolver(text or '', boot_line)}
 

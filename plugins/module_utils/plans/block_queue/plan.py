@@ -27,7 +27,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.engine import valida
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import read_text, rooted
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import FAILED, UNSUPPORTED, Setting, decide_status, did
-from ansible_collections.dbhost.tuning.plugins.module_utils.formats import tuned
+from ansible_collections.dbhost.tuning.plugins.module_utils.formats import tuned_host
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import udev
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.base import LivePlusFile, Plan
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.block_queue.devices import Tree
@@ -290,7 +290,7 @@ class BlockQueue(LivePlusFile, Plan):
             return {}
         local_file = rooted(self.root, self.file)
         text = read_text(local_file)
-        self.tuned = tuned.active(self.root)  # TuneD writes [disk] when it starts, after udev's rules
+        self.tuned = tuned_host.active(self.root)  # TuneD writes [disk] when it starts, after udev's rules
         lines = udev.parse(text)
         values = dict((disk, udev.values_for(lines, desired.keys[disk].tokens, COMMON_TOKENS)) for disk in desired.chosen)
         return {'path': local_file, 'text': text, 'values': values}

@@ -94,6 +94,16 @@ def test_reapply_sysctl_1_sysctl_d_wins_over_tuned(root, run_module):
     assert result['changed'] is False
 
 
+def test_reapply_sysctl_exclude_keeps_tunes_value(root, run_module):
+    # reapply_sysctl_exclude (TuneD 2.26, plugin_sysctl.py): those keys are not written again
+    put(root, '/etc/tuned/tuned-main.conf', 'reapply_sysctl = 1\nreapply_sysctl_exclude = net.ipv4.*\n')
+    args = {'params': {PORTS: '1024 65000', 'vm.swappiness': 5}, 'root': root, 'fail_on_shadowed': False}
+    run_module(kernel_params, args)
+    found = records(run_module(kernel_params, args, check_mode=True))
+    assert (found[PORTS]['status'], found[PORTS]['persisted']) == ('shadowed', '9000 65499')
+    assert (found['vm.swappiness']['status'], found['vm.swappiness']['persisted']) == ('ok', '5')
+
+
 def test_reapply_default_is_1_and_a_key_only_in_usr_lib_loses_to_tuned(root, run_module):
     # no tuned-main.conf: reapply_sysctl defaults to 1, and /usr/lib/sysctl.d is not written again
     args = {'params': {'vm.swappiness': 5}, 'root': root, 'file': '/usr/lib/sysctl.d/90-ours.conf',

@@ -445,6 +445,13 @@ class BlockQueue(LivePlusFile, Plan):
         shadowed = bool(tuned_sets) and not meets(tuned_sets[0], want, how)
         if shadowed:
             details.append('%s sets %r for %s and wins at boot over %s' % (tuned_sets[1], tuned_sets[0], disk, self.file))
+        # what the next boot gives: TuneD writes after udev's rule (check mode: over the rule as it is now)
+        tuned_now = tuned_sets if not self.check_mode or not self.tuned else \
+            self.tuned.block_queue(disk, name, persisted_before.get(name) or before)
+        if tuned_now:
+            persisted_now = tuned_now[0]
+            if not shadowed and meets(tuned_now[0], want, how):
+                details.append('persisted by %s' % tuned_now[1])
         status = decide_status(live_ok, persisted_ok, self.check_mode, shadowed=shadowed)
         return Setting(record_name, target, want, live_now, persisted_now, status, '; '.join(details),
                        comparison=how or compare.EXACT, source='task option: block_queue.%s' % plan['sources'][name])

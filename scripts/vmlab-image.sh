@@ -52,6 +52,12 @@ for unit in apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer fstrim.tim
   man-db.timer systemd-networkd-wait-online.service; do
   chroot "$tree" systemctl mask --quiet "$unit" 2>/dev/null || true
 done
+# TuneD (when in the list) stays off until a test enables it: its daemon would otherwise pick
+# a recommended profile at every boot and retune what the reboot scenario checks.
+if [ -e "$tree/lib/systemd/system/tuned.service" ] || [ -e "$tree/usr/lib/systemd/system/tuned.service" ]; then
+  chroot "$tree" systemctl disable --quiet tuned.service
+  rm -f "$tree/etc/tuned/active_profile" "$tree/etc/tuned/profile_mode"
+fi
 rm -rf "$tree"/var/lib/apt/lists/* "$tree"/var/cache/apt/*.bin
 
 # The kernel and initrd are booted directly (-kernel/-initrd); copies stay in the image.

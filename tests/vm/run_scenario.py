@@ -9,7 +9,8 @@ state.json and stops the VM afterwards. Steps, each timed:
      lab key for postgres, PostgreSQL's shared_memory_size for the scenario's shared_buffers
   2. the inventory (run folder): the VM, inventory/group_vars, host_vars with that size
   3. playbooks/tune.yml: all five roles (see inventory/group_vars/all.yml)
-  4. files of somebody else's: a later sysctl.d file and a limits.d line (SITE_FILES)
+  4. files of somebody else's: a later sysctl.d file and a limits.d line (SITE_FILES); and
+     TuneD: a site profile over throughput-performance, enabled for the boot (tuned_phase.py)
   5. scripts/drift-check: the records before the reboot (the predictions), and observe.py
   6. ansible.builtin.reboot
   7. scripts/drift-check again, observe.py, `ulimit -l` of a real postgres login
@@ -34,6 +35,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 
+import tuned_phase  # noqa: E402  pylint: disable=wrong-import-position
 import verify  # noqa: E402  pylint: disable=wrong-import-position
 
 HOST = 'dbhost-vm'
@@ -194,14 +196,17 @@ def run(scenario):
     untuned = scenario.step('snapshot before tune.yml', scenario.snapshot, 'untuned')
     scenario.step('tune.yml (all five roles)', scenario.tune)
     scenario.step('files of somebody else\'s', scenario.lay_site_files)
+    scenario.step('TuneD: a site profile, enabled for the next boot', tuned_phase.activate, scenario)
     exit_before, before = scenario.step('drift check before the reboot', scenario.drift_check, 'before')
     observed_before = scenario.step('observe before the reboot', scenario.observe, before, 'before')
     scenario.step('reboot', scenario.reboot)
     exit_after, after = scenario.step('drift check after the reboot', scenario.drift_check, 'after')
     observed = scenario.step('observe after the reboot', scenario.observe, before + after, 'after')
     login = scenario.step('postgres login limits', scenario.login_limits)
+    tuned_seen = scenario.step('TuneD after the reboot', tuned_phase.observe, scenario)
     tuned = scenario.step('snapshot before the revert', scenario.snapshot, 'tuned')
     scenario.step('remove the files of somebody else\'s', scenario.remove_site_files)
+    scenario.step('TuneD stopped and disabled', tuned_phase.deactivate, scenario)
     revert_exit, dummy = scenario.step('revert.yml', scenario.revert, 'revert.log')
     dummy, second_changed = scenario.step('revert.yml again', scenario.revert, 'revert-again.log')
     scenario.step('reboot after the revert', scenario.reboot)
@@ -209,11 +214,11 @@ def run(scenario):
     evidence = {'before': before, 'after': after, 'exit_before': exit_before, 'exit_after': exit_after,
                 'observed_before': observed_before, 'observed': observed, 'login': login,
                 'revert': {'untuned': untuned, 'tuned': tuned, 'reverted': reverted, 'exit': revert_exit,
-                           'second_changed': second_changed}}
-    expect = expectations(size_mb)
+                           'second_changed': second_changed}, 'tuned': tuned_seen}
+    expect = tuned_phase.expect(expectations(size_mb))
     with open(os.path.join(scenario.results, 'evidence.json'), 'w') as handle:
         json.dump({'evidence': evidence, 'expect': expect}, handle, indent=1, sort_keys=True)
-    return verify.check(evidence, expect)
+    return tuned_phase.judge(evidence, *verify.check(evidence, expect))
 
 
 def main():

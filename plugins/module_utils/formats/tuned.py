@@ -242,8 +242,7 @@ def _load_all(names, locate, loaded, functions):
             why = functions.unresolved(included)
             if why:
                 raise Unevaluable('%s: include=%s names what the collection cannot evaluate (%s)' % (path, included, why))
-            for unit in _load_all(include_names(included), locate, loaded, functions):
-                yield unit
+            yield from _load_all(include_names(included), locate, loaded, functions)
         for unit_name, section in sections.items():
             yield Unit(unit_name, section, Origin(name, path))
 

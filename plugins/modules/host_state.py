@@ -196,7 +196,7 @@ restart_services:
   type: list
   elements: str
 restart_settings:
-  description: The names of the V(pending_restart) records that restarting O(restart_services) makes live
+  description: The names of the V(pending_restart) records that restarting RV(restart_services) makes live
     (C(playbooks/tune.yml) restarts them and lists only the other pending records).
   returned: always
   type: list

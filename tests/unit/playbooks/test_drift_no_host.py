@@ -16,6 +16,7 @@ import subprocess
 import sys
 
 import pytest
+import yaml
 
 from ansible_collections.dbhost.tuning.tests.unit.helpers import ansible_env, ansible_program
 from ansible_collections.dbhost.tuning.tests.unit.plugins.modules import fake_host
@@ -80,3 +81,14 @@ def test_drift_check_still_says_no_hosts(tmp_path):
                           cwd=str(tmp_path), env=env, capture_output=True, text=True, check=False)
     assert done.returncode == 5, done.stdout + done.stderr
     assert 'drift-check: no host was checked' in done.stderr
+
+
+def test_a_syntax_check_with_no_inventory_passes_only_when_allowed(tmp_path):
+    """ansible-lint runs ansible-playbook --syntax-check with no inventory; .ansible-lint gives it
+    dbhost_drift_allow_no_host=true, which lets that check (and only a run that asks) through."""
+    rc, output = drift(tmp_path, '--syntax-check')
+    assert rc != 0 and 'no host to check' in output, output
+    with open(os.path.join(CHECKOUT, '.ansible-lint')) as stream:
+        extra = yaml.safe_load(stream)['extra_vars']
+    rc, output = drift(tmp_path, '--syntax-check', '-e', json.dumps(extra))
+    assert rc == 0, output

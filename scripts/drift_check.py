@@ -61,7 +61,8 @@ EXIT_CODES = {'clean': EXIT_CLEAN, 'drift': EXIT_DRIFT, 'unreachable': EXIT_UNRE
 CALLBACK = 'dbhost.tuning.drift_report'
 REPORT_FILES = ('drift.json', 'drift.xml', 'drift.md', 'drift.html')
 # What ansible-playbook prints when no host is left to check (checked with --list-hosts).
-NO_HOSTS_SIGNS = ('failed to parse inventory source', 'leaves us with no hosts to target', 'unable to parse')
+NO_HOSTS_SIGNS = ('failed to parse inventory source', 'leaves us with no hosts to target', 'unable to parse',
+                  'no host to check')
 CHECKOUT = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
 
 

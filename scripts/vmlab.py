@@ -11,6 +11,8 @@
                 /dev/vdb, SSH forwarded to 127.0.0.1:<free port>), wait for SSH, print how
                 to log in and leave it running
   ssh           log into a running VM, or run a command there: vmlab.py ssh [-- CMD...]
+  reboot        reboot a running VM from inside (systemctl reboot) and wait until it answers
+                SSH again with a new boot id; the disks and the VM's state are kept
   down          stop a VM (by the pid it was started with) and remove its disks
   run-scenario  build, boot, run tests/vm/run_scenario.py against the VM, and tear down
                 whatever happens (the lab's own test: tune, reboot, verify)
@@ -18,7 +20,7 @@
 Every VM has a name (--name, default "lab"); its files are in .cache/vmlab/run/<name>/:
 state.json (pid, port, key), console.log (the serial console), the overlay and data disks.
 qemu missing, a VM that dies or never answers SSH: the error says so with the console's
-last lines. `up` leaves the VM running for `ssh` and `down`; everything else stops the VMs
+last lines. `up` leaves the VM running for `ssh`, `reboot` and `down`; everything else stops the VMs
 it started, on success, failure, Ctrl-C or SIGTERM alike.
 """
 
@@ -260,6 +262,49 @@ def start(name, image, memory=2048, cpus=4, data_size='4G', ssh_wait=SSH_WAIT):
     return state
 
 
+BOOT_ID = ['cat', '/proc/sys/kernel/random/boot_id']
+
+
+def boot_id(state):
+    """The guest's boot id (a new one at every boot), or None while it does not answer."""
+    try:
+        done = subprocess.run(ssh_argv(state) + BOOT_ID, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                              check=False, timeout=120)
+    except subprocess.TimeoutExpired:
+        return None
+    return (done.stdout.strip() or None) if done.returncode == 0 else None
+
+
+def reboot(name, timeout=SSH_WAIT):
+    """Reboot VM ``name`` from inside and wait for SSH with a new boot id; returns the seconds it took.
+    qemu keeps running (the guest reboots in it), so the disks and state.json stay as they are."""
+    state = read_state(name)
+    if not is_our_qemu(state['pid'], state['folder']):
+        raise LabError('VM %s is not running (no qemu with pid %d); start it with: python3 scripts/vmlab.py up '
+                       '--name %s' % (name, state['pid'], name))
+    before = boot_id(state)
+    if before is None:
+        raise LabError('VM %s does not answer SSH on 127.0.0.1:%d; console log %s ends with:\n%s'
+                       % (name, state['port'], state['console'], tail(state['console'])))
+    started = time.time()
+    # The connection may drop before systemctl returns: its exit code says nothing, the boot id does.
+    subprocess.run(ssh_argv(state) + ['systemctl', 'reboot'], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL, check=False, timeout=120)
+    log('VM %s rebooting (boot id %s)' % (name, before))
+    while time.time() < started + timeout:
+        if not alive(state['pid']):
+            raise LabError('qemu exited during the reboot; console log %s ends with:\n%s'
+                           % (state['console'], tail(state['console'])))
+        now = boot_id(state)
+        if now is not None and now != before:
+            elapsed = time.time() - started
+            log('VM %s answers SSH again after %d s (boot id %s)' % (name, elapsed, now))
+            return elapsed
+        time.sleep(5)
+    raise LabError('VM %s did not come back with a new boot id within %d s; console log %s ends with:\n%s'
+                   % (name, timeout, state['console'], tail(state['console'])))
+
+
 _RUNNING = []
 
 
@@ -308,6 +353,11 @@ def cmd_ssh(args):
     return subprocess.run(ssh_argv(state, args.user) + command, check=False).returncode
 
 
+def cmd_reboot(args):
+    reboot(args.name)
+    return 0
+
+
 def cmd_down(args):
     stop(args.name)
     return 0
@@ -328,8 +378,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n', maxsplit=1)[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest='command', required=True)
-    for name, func in (('build', cmd_build), ('up', cmd_up), ('ssh', cmd_ssh), ('down', cmd_down),
-                       ('run-scenario', cmd_run_scenario)):
+    for name, func in (('build', cmd_build), ('up', cmd_up), ('ssh', cmd_ssh), ('reboot', cmd_reboot),
+                       ('down', cmd_down), ('run-scenario', cmd_run_scenario)):
         sub = commands.add_parser(name)
         sub.set_defaults(func=func)
         sub.add_argument('--name', default='lab', help='the VM (.cache/vmlab/run/NAME)')

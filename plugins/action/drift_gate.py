@@ -14,6 +14,9 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import os
+
+from ansible import constants as C
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
@@ -22,6 +25,9 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import
 
 SHOWN = 5            # drifted settings named in the message
 DETAIL_WIDTH = 120   # characters of a record's detail shown
+CALLBACK = 'dbhost.tuning.drift_report'
+# The report files of the callback's formats, in the order the message names them.
+REPORT_FILES = (('markdown', 'drift.md'), ('json', 'drift.json'), ('junit', 'drift.xml'))
 
 
 def _text(value):
@@ -49,8 +55,33 @@ def reason(record):
     return words
 
 
-def summary(records, name='the registered result'):
-    """(drifted count, message) for a list of records; message is None when nothing drifted."""
+def written_reports(enabled=None, formats=None):
+    """The report files this run writes: () when the drift_report callback is not enabled (ansible-playbook
+    alone), else those of its formats (DBHOST_DRIFT_REPORT_FORMATS; drift.md and drift.json by default)."""
+    if enabled is None:
+        enabled = C.config.get_config_value('CALLBACKS_ENABLED') or []
+    if isinstance(enabled, str):
+        enabled = enabled.split(',')
+    if CALLBACK not in [str(entry).strip() for entry in enabled]:
+        return ()
+    if formats is None:
+        formats = os.environ.get('DBHOST_DRIFT_REPORT_FORMATS')
+    chosen = ['json', 'junit', 'markdown'] if formats is None else [part.strip() for part in formats.split(',')]
+    return tuple(file_name for kind, file_name in REPORT_FILES if kind in chosen)
+
+
+def where(name, reports):
+    """The message's last line: where the full records are, true to whether reports are written."""
+    if reports:
+        return 'Every record is in %s and in the drift reports (%s).' % (name, ', '.join(reports))
+    return ('Every record is in %s; no drift report is written by this run: enable the %s callback '
+            '(ANSIBLE_CALLBACKS_ENABLED=%s) or run scripts/drift-check for drift.md and drift.json.'
+            % (name, CALLBACK, CALLBACK))
+
+
+def summary(records, name='the registered result', reports=('drift.md', 'drift.json')):
+    """(drifted count, message) for a list of records; message is None when nothing drifted. ``reports``:
+    the report files this run writes (written_reports()), named in the message's last line."""
     records = [record for record in records or [] if isinstance(record, dict)]
     drifted = [record for record in records if record.get('status') not in CLEAN_STATUSES]
     if not drifted:
@@ -60,7 +91,7 @@ def summary(records, name='the registered result'):
         lines.append('%s - %s' % (record.get('name'), reason(record)))
     if len(drifted) > SHOWN:
         lines.append('... and %d more' % (len(drifted) - SHOWN))
-    lines.append('Every record is in %s and in the drift reports (drift.md, drift.json).' % name)
+    lines.append(where(name, reports))
     return len(drifted), '\n'.join(lines)
 
 
@@ -80,7 +111,8 @@ class ActionModule(ActionBase):
         if not isinstance(checked, dict) or not isinstance(checked.get('settings'), list):
             raise AnsibleActionFail('drift_gate: result must be the registered result of a dbhost.tuning module '
                                     '(a dict with settings), got %s' % type(checked).__name__)
-        drifted, message = summary(checked['settings'], args.get('name') or 'the registered result')
+        drifted, message = summary(checked['settings'], args.get('name') or 'the registered result',
+                                   written_reports())
         result.update(changed=False, drifted=drifted, settings_checked=len(checked['settings']))
         if message:
             # drift_gate: the drift report counts this host as drifted, not as failed.

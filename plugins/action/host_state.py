@@ -59,7 +59,7 @@ EXPORTED = ('shared_memory_settings', 'processor_sets_numa_node')
 ANSIBLE_VARIABLES = frozenset(constants.INTERNAL_STATIC_VARS) | frozenset(('omit', 'environment', 'vars'))
 # The playbooks' own variables, so that their misspellings are caught too.
 PLAYBOOK_VARIABLES = ('dbhost_roles', 'dbhost_hosts', 'dbhost_drift_report_only', 'dbhost_code_cache',
-                      'dbhost_code_cache_dir')
+                      'dbhost_code_cache_dir', 'dbhost_drift_allow_no_host')
 # How close a name must be to a role variable to be taken for a misspelling of it (difflib ratio).
 CLOSE_ENOUGH = 0.85
 

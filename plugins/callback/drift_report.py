@@ -43,8 +43,9 @@ description:
     of a result (C(debug), C(set_fact)) is never counted twice. A result that failed only because its records
     drifted (C(drift_gate) true, from a module's C(fail_on_drift), the gate of C(playbooks/drift.yml)) counts
     as drift, not as a failed host.
-  - Prints a table per host (setting, desired, live, persisted, status; a reason column when a row is not V(ok),
-    and a source column of numbers spelled out under the table) at the end of the run.
+  - Prints a table per host (setting, desired, live, persisted, status, reason / detail - the reason of a row that
+    is not V(ok), the detail of an V(ok) one - and a source column of numbers spelled out under the table) at the
+    end of the run.
   - Results are handled in Ansible's main process; ansible-core serializes callback calls, and this plugin
     also holds its own lock, so results arriving interleaved from several forks are safe.
   - Needs enabling, for example with C(ANSIBLE_CALLBACKS_ENABLED=dbhost.tuning.drift_report).

@@ -21,6 +21,9 @@ description:
     lines, where a failing M(dbhost.tuning.host_state) task prints every record of the host.
   - The result says C(drift_gate=true), so the M(dbhost.tuning.drift_report) callback counts the host as drifted,
     not as failed.
+  - The message's last line says where the full records are - the registered result, and the drift reports only
+    when this run writes them (the M(dbhost.tuning.drift_report) callback enabled, as C(scripts/drift-check) does);
+    a plain C(ansible-playbook) run is told how to get them.
   - Runs on the controller only (an action plugin); it contacts no host.
 author:
   - dbhost.tuning contributors (!UNKNOWN)

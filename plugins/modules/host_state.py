@@ -195,6 +195,12 @@ restart_services:
   returned: always
   type: list
   elements: str
+restart_settings:
+  description: The names of the V(pending_restart) records that restarting RV(restart_services) makes live
+    (C(playbooks/tune.yml) restarts them and lists only the other pending records).
+  returned: always
+  type: list
+  elements: str
 notes:
   description: What the roles have to say that is not a setting (a mount with no direct I/O option).
   returned: always

@@ -164,9 +164,10 @@ settings:
   elements: dict
   contains:
     name:
-      description: The option (its key for a C(key=value) option).
+      description: The mount point and the option (its key for a C(key=value) option), so that the records of
+        several mount points stay apart.
       type: str
-      sample: noatime
+      sample: /u02 noatime
     target:
       description: The mount point.
       type: str

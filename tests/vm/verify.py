@@ -103,7 +103,8 @@ def live_value(record, observed, login):
         return selected(files.get('/sys/block/' + name))
     if kind == 'mount_options':
         mount = observed.get('mounts', {}).get(record.get('target')) or {}
-        return record['name'] if record['name'] in mount.get('options', []) else 'not in /proc/mounts'
+        option = record['name'].rsplit(' ', 1)[-1]   # '<mount> <option>'; a record of an older run names the option alone
+        return option if option in mount.get('options', []) else 'not in /proc/mounts'
     if kind == 'db_parameter':
         return observed.get('postgres_show', {}).get(name)
     if kind == 'processor_set' and name.startswith('service:'):

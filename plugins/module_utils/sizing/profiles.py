@@ -135,8 +135,8 @@ OTHER_RULES = {
 # default, small random reads gain nothing from more; dss: at least tuned's
 # throughput-performance value, a larger read-ahead a DSS host already has is kept.
 READ_AHEAD_RULES = {
-    'oltp': (MAXIMUM, 'Linux include/linux/mm.h VM_READAHEAD_PAGES (128 KiB, the kernel default): at most'),
-    'dss': (MINIMUM, 'tuned profile throughput-performance (readahead 4096 KiB): at least'),
+    'oltp': (MAXIMUM, 'Linux include/linux/mm.h VM_READAHEAD_PAGES: at most the kernel default, 128 KiB'),
+    'dss': (MINIMUM, 'tuned profile throughput-performance: at least its readahead, 4096 KiB'),
 }
 
 

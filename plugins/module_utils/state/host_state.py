@@ -213,7 +213,7 @@ class HostState(Plan):
         result.extra['roles'] = per_role
         result.extra['plans'] = plans
         result.extra['notes'] = list(self.state.messages)
-        result.extra['restart_services'] = self._restarts()
+        result.extra['restart_services'], result.extra['restart_settings'] = self._restarts()
         if 'desired_state' in self.details:
             result.extra['desired_state'] = self.state.as_list()
         if 'facts' in self.details:
@@ -242,14 +242,19 @@ class HostState(Plan):
         view[key] = own
 
     def _restarts(self):
-        wanted = []
+        """(services, settings): the services a role asked to restart whose call needs it now, and the names
+        of the pending_restart records those restarts make live (tune.yml no longer lists them as pending)."""
+        wanted, covered = [], []
         for entry in self.state.restart_services:
             for call, dummy, part in self.ran:
                 if call.owner != entry['owner'] or not part.restart_required:
                     continue
-                if entry['when'] in (call.kind, call.label) and entry['service'] not in wanted:
-                    wanted.append(entry['service'])
-        return wanted
+                if entry['when'] in (call.kind, call.label):
+                    if entry['service'] not in wanted:
+                        wanted.append(entry['service'])
+                    covered.extend(setting.name for setting in part.settings
+                                   if setting.status == 'pending_restart' and setting.name not in covered)
+        return wanted, covered
 
     def output(self, result):
         """The module result: the contract's keys, each record with its owner role and kind."""
@@ -258,7 +263,7 @@ class HostState(Plan):
             for record in output['settings']:
                 record.update(owner=None, kind='revert')
             output.update(dict((name, [] if name == 'desired_state' else {}) for name in self.details),
-                          roles={}, restart_services=[],
+                          roles={}, restart_services=[], restart_settings=[],
                           plans=[{'kind': 'revert', 'owner': None, 'label': 'revert', 'changed': result.changed,
                                   'restart_required': result.restart_required, 'settings': len(result.settings)}])
             return output

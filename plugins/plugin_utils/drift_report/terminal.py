@@ -41,22 +41,28 @@ def render_terminal(report, mode='full'):
     return lines
 
 
+def _why(record):
+    """The last text column: why a row is not ok (its reason), and for an ok row what makes it so
+    (its detail: 'met by FILE', 'in effect and in /etc/fstab'), so that no row is a bare value."""
+    if record.get('status') == 'ok':
+        return format_value(record.get('detail') or '')
+    return reason_text(record)
+
+
 def _terminal_table(rows):
-    """One host's table: a reason column when a row is not ok, a source column of numbers that
-    the lines under the table spell out (a vendor document's title once, however many rows)."""
-    reasons = any(record['status'] != 'ok' for dummy, record in rows)
+    """One host's table: a reason / detail column, a source column of numbers that the lines
+    under the table spell out (a vendor document's title once, however many rows)."""
     sources = []
     for dummy, record in rows:
         if record.get('source') and record['source'] not in sources:
             sources.append(record['source'])
-    header = ('setting', 'desired', 'live', 'persisted', 'status') + (('reason',) if reasons else ()) + (
+    header = ('setting', 'desired', 'live', 'persisted', 'status', 'reason / detail') + (
         ('source',) if sources else ())
     cells = [header]
     for name, record in rows:
         row = tuple(clip(format_value(value)) for value in (
             name, desired_text(record), record.get('live'), record.get('persisted'), record['status']))
-        if reasons:
-            row += (clip(reason_text(record), 100),)
+        row += (clip(_why(record), 100),)
         if sources:
             row += ('[%d]' % (sources.index(record['source']) + 1) if record.get('source') else '-',)
         cells.append(row)

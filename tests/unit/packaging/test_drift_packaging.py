@@ -70,6 +70,7 @@ def test_ee_definition_pins_and_collection():
     deps = ee['dependencies']
     assert deps['ansible_core']['package_pip'] == pin('runtime.txt', 'ansible-core')
     assert deps['ansible_runner']['package_pip'] == pin('test.txt', 'ansible-runner')
+    assert deps['python'] == [pin('runtime.txt', 'cryptography')]
     assert deps['python_interpreter']['python_path'].endswith('python3.11')
     # The base image is a placeholder, overridden with --build-arg EE_BASE_IMAGE=...
     assert '.invalid/' in ee['images']['base_image']['name']

@@ -16,6 +16,7 @@ import sys
 
 import pytest
 
+from ansible_collections.dbhost.tuning.plugins.action import drift_gate as gate
 from ansible_collections.dbhost.tuning.plugins.action.drift_gate import summary
 from ansible_collections.dbhost.tuning.tests.unit.helpers import ansible_env, ansible_program, digest
 from ansible_collections.dbhost.tuning.tests.unit.plugins.modules import fake_host
@@ -97,3 +98,41 @@ def test_report_only_passes_with_the_same_records(tmp_path):
     # The host ends before the gate (meta end_host, in the main process): no gate task runs at all.
     assert 'TASK [End a report-only run here (no gate)]' in done.stdout
     assert 'TASK [Fail on drift]' not in done.stdout
+
+
+def test_the_last_line_names_only_reports_that_are_written():
+    records = [record('a', 'drift')]
+    assert gate.written_reports(enabled=[]) == ()
+    assert gate.written_reports(enabled='ansible.posix.profile_tasks') == ()
+    assert gate.written_reports(enabled=['dbhost.tuning.drift_report'], formats=None) == (
+        'drift.md', 'drift.json', 'drift.xml')
+    assert gate.written_reports(enabled='x, dbhost.tuning.drift_report', formats='json,junit') == (
+        'drift.json', 'drift.xml')
+    dummy, message = summary(records, 'dbhost_state', ())
+    last = message.splitlines()[-1]
+    assert last.startswith('Every record is in dbhost_state; no drift report is written by this run')
+    assert 'ANSIBLE_CALLBACKS_ENABLED=dbhost.tuning.drift_report' in last and 'scripts/drift-check' in last
+    dummy, message = summary(records, 'dbhost_state', ('drift.json',))
+    assert message.splitlines()[-1] == 'Every record is in dbhost_state and in the drift reports (drift.json).'
+
+
+def test_without_the_callback_the_gate_points_to_no_report_file(tmp_path):
+    """A plain ansible-playbook run (the callback off, as by default) writes no drift.md or drift.json:
+    the gate's message must not send a person looking for them."""
+    root = str(tmp_path / 'host')
+    fake_host.build(root)
+    inventory = tmp_path / 'hosts.json'
+    inventory.write_text(json.dumps({'all': {'hosts': {'db1': {
+        'ansible_connection': 'local', 'ansible_python_interpreter': sys.executable,
+        'dbhost_roles': ['kernel_params'], 'kernel_params_root': root, 'kernel_params_profile': 'none',
+        'kernel_params_settings': {'vm.swappiness': 10}}}}}))
+    env = ansible_env(tmp_path)
+    env.pop('DBHOST_DRIFT_REPORT_DIR', None)
+    done = subprocess.run([ansible_program('ansible-playbook'), '-i', str(inventory),
+                           os.path.join(CHECKOUT, 'playbooks', 'drift.yml')],
+                          cwd=str(tmp_path), env=env, capture_output=True, text=True, check=False)
+    assert done.returncode == 2, done.stdout + done.stderr
+    (fatal,) = [line for line in done.stdout.splitlines() if line.startswith('fatal: [db1]')]
+    assert 'no drift report is written by this run' in fatal, fatal
+    assert 'in the drift reports' not in fatal
+    assert not (tmp_path / 'drift-report').exists()

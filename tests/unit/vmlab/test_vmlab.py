@@ -103,3 +103,59 @@ def test_the_vm_is_stopped_when_the_block_fails(lab):
             assert alive_fakes(state['folder']) == [state['pid']]
             raise RuntimeError('a step failed')
     assert alive_fakes(vmlab.run_dir('t')) == []
+
+
+# A stand-in ssh for reboot: `systemctl reboot` writes a new boot id (the guest rebooted) unless
+# STUCK is set, and answers 255 (the connection dropped); `cat .../boot_id` prints it.
+FAKE_SSH_REBOOT = '''#!/bin/bash
+echo "$*" >> "$SSH_LOG"
+case "$*" in
+  *"systemctl reboot") [ -n "$STUCK" ] || echo "boot-2" > "$BOOT_ID_FILE"; exit 255 ;;
+  *boot_id) cat "$BOOT_ID_FILE" ;;
+esac
+'''
+
+
+def started_lab(lab, monkeypatch, tmp_path):
+    image, fake_bin = lab
+    executable(os.path.join(fake_bin, 'qemu-system-x86_64'), FAKE_QEMU)
+    executable(os.path.join(fake_bin, 'qemu-img'), FAKE_QEMU_IMG)
+    executable(os.path.join(fake_bin, 'ssh'), FAKE_SSH_REBOOT)
+    (tmp_path / 'boot_id').write_text('boot-1\n')
+    monkeypatch.setenv('BOOT_ID_FILE', str(tmp_path / 'boot_id'))
+    monkeypatch.setenv('SSH_LOG', str(tmp_path / 'ssh.log'))
+    monkeypatch.setattr(vmlab.time, 'sleep', lambda seconds: None)
+    return vmlab.start('t', image)
+
+
+def test_reboot_waits_for_a_new_boot_id_and_keeps_the_vm(lab, monkeypatch, tmp_path):
+    state = started_lab(lab, monkeypatch, tmp_path)
+    try:
+        assert vmlab.main(['reboot', '--name', 't']) == 0
+        calls = (tmp_path / 'ssh.log').read_text().splitlines()
+        reboot_at = [n for n, line in enumerate(calls) if line.endswith('systemctl reboot')]
+        assert len(reboot_at) == 1 and calls[reboot_at[0] - 1].endswith('cat /proc/sys/kernel/random/boot_id')
+        assert calls[-1].endswith('cat /proc/sys/kernel/random/boot_id')
+        assert (tmp_path / 'boot_id').read_text() == 'boot-2\n'
+        # the same qemu, the same state: ssh and down still find it
+        assert alive_fakes(state['folder']) == [state['pid']]
+        assert vmlab.read_state('t')['pid'] == state['pid']
+    finally:
+        vmlab.stop('t')
+    assert alive_fakes(vmlab.run_dir('t')) == []
+
+
+def test_reboot_that_never_comes_back_is_an_error(lab, monkeypatch, tmp_path):
+    started_lab(lab, monkeypatch, tmp_path)
+    monkeypatch.setenv('STUCK', '1')
+    try:
+        with pytest.raises(vmlab.LabError, match='did not come back with a new boot id within 0 s'):
+            vmlab.reboot('t', timeout=0)
+    finally:
+        vmlab.stop('t')
+
+
+def test_reboot_without_a_vm_says_how_to_start_one(lab):
+    assert vmlab.main(['reboot', '--name', 'none']) == 2
+    with pytest.raises(vmlab.LabError, match='no VM named none is running .*vmlab.py up --name none'):
+        vmlab.reboot('none')

@@ -389,7 +389,8 @@ class MountOptions(Plan):
         return None, 'remounted: %s' % ' '.join(mount.remount_argv)
 
     def _record(self, mount, token, wanted):
-        name = option_key(token) if wanted else token
+        # '<mount> <option>' (docs/USING.md): with several mounts, each one's rows stay apart
+        name = '%s %s' % (mount.path, option_key(token) if wanted else token)
         desired = token if wanted else None
         entry_options = mount.entry.options
         if wanted:

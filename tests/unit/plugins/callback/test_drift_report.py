@@ -196,15 +196,16 @@ def test_unsupported_is_counted_apart_in_every_report(tmp_path):
                                 '0 of 4 settings drifted, 2 unsupported)')
     text = '\n'.join(display.lines)
     assert ('ct1: clean (3 settings, 0 drifted, 2 unsupported)\n'
-            '  setting                             desired  live  persisted  status       reason\n'
+            '  setting                             desired  live  persisted  status       reason / detail\n'
             '  kernel.shmmni                       4096     4096  4096       ok\n'
             '  net.bridge.bridge-nf-call-iptables  0        -     0          unsupported  '
             'no /proc/sys/net/bridge/bridge-nf-call-iptables on this kernel: not set live\n'
             '  vm.swappiness                       10       60    -          unsupported  '
             'read-only /proc/sys: not set live\n') in text
-    # a table whose rows are all ok has no reason column, nor a source column without sources
+    # a table whose rows are all ok keeps its reason / detail column (empty where a record has no
+    # detail), and has no source column without sources
     assert 'ct2: clean (1 settings, 0 drifted)\n' in text
-    assert '  setting        desired  live  persisted  status\n  kernel.shmmni  4096' in text
+    assert '  setting        desired  live  persisted  status  reason / detail\n  kernel.shmmni  4096' in text
     # the drift-only view still lists the unsupported rows, never the ok ones
     dummy, display, dummy = run(tmp_path / 'drift-only', UNSUPPORTED_EVENTS, terminal='drift')
     statuses = [line.split()[4] for line in display.lines if line.startswith('  ') and not line.startswith('  setting')
@@ -439,7 +440,7 @@ def test_terminal_table(tmp_path):
     # a reason column for the rows that are not ok, a source column of numbers spelled out under the table
     assert ('db2: drift (3 settings, 2 drifted)\n'
             '  setting        desired            live                        persisted          status    '
-            'reason                                    source\n'
+            'reason / detail                           source\n'
             '  kernel.shmmni  4096               4096                        4096               ok        '
             '                                          -\n'
             '  kernel.sem     250 32000 100 128  32000 1024000000 500 32000  250 32000 100 128  drift     '

@@ -112,8 +112,8 @@ def test_each_source_is_the_word_the_value_stands_on(host):
     assert sources[('block_queue', 'sdd/queue/rq_affinity')].startswith('block_queue_devices[1]')
     # the workload's rule (sizing/profiles.py READ_AHEAD_RULES), whichever item asked
     assert sources[('block_queue', 'sdd/queue/read_ahead_kb')] == sources[('block_queue', 'sda/queue/read_ahead_kb')] == \
-        'tuned profile throughput-performance (readahead 4096 KiB): at least'
-    assert sources[('mount_options', 'noatime')] == 'user: direct_io_mounts[0].options'
+        'tuned profile throughput-performance: at least its readahead, 4096 KiB'
+    assert sources[('mount_options', '/u01 noatime')] == 'user: direct_io_mounts[0].options'
     assert sources[('db_parameter', 'wal_sync_method')] == 'user: direct_io_databases[0].params'
     assert sources[('processor_set', 'service:postgresql.service')] == 'user: processor_sets_cpus'
 

@@ -44,7 +44,7 @@ def test_single_path(run_module, tree):
     result = run_module(mount_options, {'path': '/u03', 'present': ['noatime'], 'root': tree}, diff=True)
     assert result['changed'] is True
     assert result['settings'] == [{
-        'name': 'noatime', 'target': '/u03', 'desired': 'noatime', 'live': None, 'persisted': 'noatime',
+        'name': '/u03 noatime', 'target': '/u03', 'desired': 'noatime', 'live': None, 'persisted': 'noatime',
         'status': 'changed', 'detail': 'edited /etc/fstab line 16; live state not read (root is not /)',
         'comparison': 'exact', 'source': 'task option: mount_options.present and absent', 'reason': 'was: not persisted'}]
     assert result['restart_required'] is False and result['reboot_required'] is False
@@ -63,8 +63,8 @@ def test_mounts_list_in_one_call(run_module, tree):
         {'path': '/u04', 'present': ['mincache=direct', 'convosync=direct']},
     ]})
     assert [(s['target'], s['name'], s['status']) for s in result['settings']] == [
-        ('/u02', 'noatime', 'changed'), ('/u02', 'nofail', 'changed'),
-        ('/u04', 'mincache', 'changed'), ('/u04', 'convosync', 'changed')]
+        ('/u02', '/u02 noatime', 'changed'), ('/u02', '/u02 nofail', 'changed'),
+        ('/u04', '/u04 mincache', 'changed'), ('/u04', '/u04 convosync', 'changed')]
     text = read(tree, 'etc/fstab')
     assert 'LABEL=ORADATA\t/u02\txfs\tdefaults,x-systemd.device-timeout=30,noatime\t0\t2\n' in text
     assert '/dev/vx/dsk/oradg/archvol\t/u04\tvxfs\tmincache=direct,convosync=direct\t0 2\n' in text

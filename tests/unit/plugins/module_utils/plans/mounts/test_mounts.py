@@ -285,8 +285,11 @@ def run(tree, items, system='Linux', runner=None, **kwargs):
 
 
 def records_by_target(result):
-    """The records by (target file, name): one mount point can have a line in fstab and in vfstab."""
-    return dict(((s.target, s.name), s) for s in result.settings)
+    """The records by (target, option): one mount point can have a line in fstab and in vfstab. Each record is
+    named '<mount> <option>' (docs/USING.md), so that the rows of several mounts stay apart."""
+    for setting in result.settings:
+        assert setting.name.startswith(setting.target + ' '), setting.name
+    return dict(((s.target, s.name[len(s.target) + 1:]), s) for s in result.settings)
 
 
 def test_linux_noatime_is_persisted_remounted_and_read_back(linux_tree):

@@ -89,12 +89,16 @@ class SunOSProcessorSet(Plan):
         self.online = []
         self.topology = None
 
-    def run_ok(self, argv, what=None):
+    def run(self, argv):
+        """(rc, stdout, stderr) of ``argv``; a command that changes the host is said first."""
         if _changes_the_host(argv):
             journal.before('unsupported', 'processor_set %s: %s' % (self.name, argv[0]), root=self.root,
                            detail='%s changes the running processor sets and pools (and /etc/pooladm.conf, '
                                   '/etc/project) through its command; a revert does not undo it' % argv[0])
-        rc, out, err = self.runner(argv)
+        return self.runner(argv)
+
+    def run_ok(self, argv, what=None):
+        rc, out, err = self.run(argv)
         if rc != 0:
             raise InputError('%s failed (rc=%d): %s' % (what or ' '.join(argv), rc, (err or out).strip()))
         return out
@@ -141,7 +145,10 @@ class SunOSProcessorSet(Plan):
     def _select(self, spec):
         text = str(spec).strip() if not isinstance(spec, (list, tuple)) else None
         if text and text.startswith('node:'):
-            groups = parse_lgrpinfo(self.run_ok(['lgrpinfo', '-c'], 'lgrpinfo -c'))
+            # -G: the operating system's view of every lgroup; without it lgrpinfo shows the
+            # caller's view (lgrpinfo.pl: LGRP_VIEW_CALLER), where the CPUs a first run moved
+            # into a processor set or pool are missing from their board.
+            groups = parse_lgrpinfo(self.run_ok(['lgrpinfo', '-G', '-c'], 'lgrpinfo -G -c'))
             self.topology['nodes'] = dict((n, {'cpus': g['cpus'], 'memory_bytes': None, 'distances': []})
                                           for n, g in groups.items() if g['kind'].startswith('leaf'))
             nodes = parse_list(text[len('node:'):], 'cpus (lgroup list)')
@@ -266,8 +273,9 @@ class SunOSProcessorSet(Plan):
 
     # ------------------------------------------------------------ psrset
     def _find_set(self, sets):
+        # psrset -i lists a set's CPUs in the order they joined it (psrset -c 5 4: ``5 4``).
         for set_id, info in sorted(sets.items()):
-            if info['type'] == 'user' and info['cpus'] == self.cpus:
+            if info['type'] == 'user' and set(info['cpus']) == set(self.cpus):
                 return set_id
         return None
 
@@ -299,7 +307,7 @@ class SunOSProcessorSet(Plan):
                 done['removed'] = True
             return done
         if live['set_id'] is None and not self.check_mode:
-            set_id = parse_psrset_created(self.run_ok(['psrset', '-c'] + [str(c) for c in self.cpus]))
+            set_id = self._create_set()
             if set_id is None:
                 done['no_id'] = True
                 return done
@@ -312,6 +320,24 @@ class SunOSProcessorSet(Plan):
         done['groups'] = self.bind_groups('psrset', set_id, groups,
                                           lambda what, todo: ['psrset', '-b', str(set_id)] + [str(p) for p in todo])
         return done
+
+    def _create_set(self):
+        """psrset -c CPUS -> the new set's id (None: it printed none).  psrset.c creates the set
+        first and then assigns the CPUs one by one, printing ``created processor set N`` before
+        an assignment can fail ("cannot assign processor 4: Device busy"): a set left behind by
+        a failed create is removed again, so that the next run does not find its CPUs taken."""
+        argv = ['psrset', '-c'] + [str(c) for c in self.cpus]
+        rc, out, err = self.run(argv)
+        set_id = parse_psrset_created(out)
+        if rc == 0:
+            return set_id
+        message = 'psrset -c %s failed (rc=%d): %s' % (' '.join(argv[2:]), rc, (err or out).strip())
+        if set_id is not None:
+            rc_d, out_d, err_d = self.run(['psrset', '-d', str(set_id)])
+            message += '; the half-made processor set %d %s' % (
+                set_id, 'was removed again' if rc_d == 0 else
+                'could not be removed (psrset -d %d: %s)' % (set_id, (err_d or out_d).strip()))
+        raise InputError(message)
 
     def _psrset_records(self, live, done):
         name = 'psrset:%s' % self.name

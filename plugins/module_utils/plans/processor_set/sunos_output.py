@@ -78,7 +78,11 @@ def parse_poolbind_query(text):
 
 
 def parse_lgrpinfo(text):
-    """``lgrpinfo -c`` -> {lgroup: {'kind': 'leaf'/'root'/..., 'cpus': [...]}}."""
+    """``lgrpinfo -G -c`` -> {lgroup: {'kind': 'leaf'/'root'/..., 'cpus': [...]}}.
+
+    lgrpinfo.pl (usr/src/cmd/lgrpinfo) prints ``CPU: 4`` for an lgroup with one CPU and
+    ``CPUs: 0-2 5`` for more (ranges collapsed, space separated), and no CPU line at all for
+    an lgroup without CPUs in the view asked for."""
     groups = {}
     current = None
     for line in (text or '').splitlines():
@@ -87,8 +91,9 @@ def parse_lgrpinfo(text):
             current = groups.setdefault(int(match.group(1)), {'kind': match.group(2), 'cpus': []})
             continue
         stripped = line.strip()
-        if current is not None and stripped.startswith('CPUs:'):
-            words = stripped[len('CPUs:'):].strip()
+        label = next((word for word in ('CPUs:', 'CPU:') if stripped.startswith(word)), None)
+        if current is not None and label:
+            words = stripped[len(label):].strip()
             if words and words != 'none':
                 current['cpus'] = numa.parse_cpu_list(','.join(words.split()))
     return groups

@@ -11,6 +11,9 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import os
+import tempfile
+
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import numa
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import FAILED, OK, Setting, decide_status, did
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.processor_set.sunos_output import (
@@ -117,6 +120,19 @@ class ResourcePool(object):
         return live
 
     # ------------------------------------------------------------ apply
+    def run_commands(self, commands):
+        """The poolcfg commands as one transaction: ``poolcfg -f FILE`` parses every command of
+        the file and commits /etc/pooladm.conf once, only when all of them succeeded (poolcfg.y:
+        pool_conf_commit after yyparse), where one ``poolcfg -c`` per command would leave the
+        file half changed when a later one fails."""
+        handle, path = tempfile.mkstemp(prefix='dbhost-poolcfg.', suffix='.txt')
+        try:
+            with os.fdopen(handle, 'w') as stream:
+                stream.write(''.join(command + '\n' for command in commands))
+            self.plan.run_ok(['poolcfg', '-f', path], 'poolcfg -f (%s)' % '; '.join(commands))
+        finally:
+            os.unlink(path)
+
     def apply(self, live, persisted):
         plan = self.plan
         done = {'enabled': False, 'saved': False, 'static': None, 'dynamic': None, 'commands': [], 'applied': False,
@@ -136,8 +152,8 @@ class ResourcePool(object):
         done.update(static=static, dynamic=dynamic, dynamic_after=dynamic)
         commands, live_before, live_ok = self.config_change(static or EMPTY_CONFIG, dynamic)
         if (commands or not live_ok) and not plan.check_mode:
-            for command in commands:
-                plan.run_ok(['poolcfg', '-c', command])
+            if commands:
+                self.run_commands(commands)
             plan.run_ok(['pooladm', '-c'])
             done.update(commands=commands, applied=True,
                         dynamic_after=parse_pool_info(plan.run_ok(['poolcfg', '-dc', 'info'])))

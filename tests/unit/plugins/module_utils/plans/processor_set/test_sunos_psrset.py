@@ -13,6 +13,7 @@ import re
 
 import pytest
 
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import numa
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import Result, Setting
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.processor_set import common, plan
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.processor_set import sunos_output as sol
@@ -77,6 +78,11 @@ def test_pool_commands():
 
 
 # ------------------------------------------------------------------ a Solaris stand-in
+def collapse(cpus):
+    """lgrpinfo.pl's lgrp_collapse: ``0-2 5``."""
+    return numa.render_cpu_list(cpus).replace(',', ' ')
+
+
 def render_pool_info(config):
     lines = ['system %s' % config['system'], '        string  system.comment',
              '        int     system.version 1', '        boolean system.bind-default true', '']
@@ -98,7 +104,7 @@ def render_pool_info(config):
 class Solaris(object):
     """Answers the commands the module runs, in the documented output formats."""
 
-    MUTATING = ('psrset -c', 'psrset -b', 'psrset -d', 'pooladm -e', 'pooladm -s', 'pooladm -c',
+    MUTATING = ('psrset -c', 'psrset -b', 'psrset -d', 'pooladm -e', 'pooladm -s', 'pooladm -c', 'poolcfg -f',
                 'poolcfg -c create', 'poolcfg -c modify', 'poolcfg -c associate', 'poolcfg -c transfer',
                 'poolcfg -c destroy', 'projmod', 'poolbind -p')
 
@@ -117,12 +123,17 @@ class Solaris(object):
                           (2100, 0, 'system', '/usr/sbin/cron')]
         self.project_pool = None
         self.calls = []
+        self.poolcfg_files = []
+        self.poolcfg_fails = ()
+        self.busy_cpus = ()
+        # The boards, as lgrpinfo -G shows them (every CPU of each leaf lgroup).
+        self.lgroups = {1: [0, 1, 2], 2: [3, 4, 5]}
 
     def mutations(self):
         return [c for c in self.calls if any(c.startswith(m) for m in self.MUTATING)]
 
     def __call__(self, argv):
-        self.calls.append(' '.join(argv))
+        self.calls.append(' '.join(argv[:2] + ['FILE'] if argv[:2] == ['poolcfg', '-f'] else argv))
         cmd, args = argv[0], argv[1:]
         handler = getattr(self, 'do_' + cmd)
         return handler(args)
@@ -131,7 +142,20 @@ class Solaris(object):
         return 0, ''.join('%d\t%-8s  since 07/15/2003 10:24:40\n' % (c, s) for c, s in sorted(self.cpus.items())), ''
 
     def do_lgrpinfo(self, args):
-        return 0, fixture('lgrpinfo-c.txt'), ''
+        """lgrpinfo.pl's -c output: without -G the caller's view, where CPUs in a processor set
+        other than the caller's (pset_default) are missing (LGRP_VIEW_CALLER)."""
+        taken = set(c for cpus in self.sets.values() for c in cpus)
+        if self.dynamic:
+            taken |= set(c for name, pset in self.dynamic['psets'].items() if name != 'pset_default'
+                         for c in pset['cpus'])
+        lines = []
+        for lgroup, cpus in [(0, sorted(c for cpus in self.lgroups.values() for c in cpus))] + \
+                sorted(self.lgroups.items()):
+            lines.append('lgroup %d (%s):' % (lgroup, 'root' if lgroup == 0 else 'leaf'))
+            shown = cpus if '-G' in args else [c for c in cpus if c not in taken]
+            if shown:
+                lines.append('\t%s %s' % ('CPU:' if len(shown) == 1 else 'CPUs:', collapse(shown)))
+        return 0, '\n'.join(lines) + '\n', ''
 
     def do_ps(self, args):
         return 0, ''.join('%6d %5d %s %s\n' % row for row in self.processes), ''
@@ -165,10 +189,18 @@ class Solaris(object):
             ids = [int(a) for a in args[1:]] or sorted(self.sets)
             return 0, ''.join(self._info(i) for i in ids), ''
         if args[0] == '-c':
+            # psrset.c: pset_create() and ``created processor set N`` first, then each CPU
+            # assigned in the order given; a CPU that cannot move fails alone (exit 1).
             set_id = max(self.sets or [0]) + 1
-            self.sets[set_id] = sorted(int(c) for c in args[1:])
-            return 0, 'created processor set %d\n' % set_id + ''.join(
-                'processor %s: was not assigned, now %d\n' % (c, set_id) for c in args[1:]), ''
+            self.sets[set_id] = []
+            out, err = 'created processor set %d\n' % set_id, ''
+            for cpu in args[1:]:
+                if int(cpu) in self.busy_cpus:
+                    err += 'psrset: cannot assign processor %s: Device busy\n' % cpu
+                    continue
+                self.sets[set_id].append(int(cpu))
+                out += 'processor %s: was not assigned, now %d\n' % (cpu, set_id)
+            return (1 if err else 0), out, err
         if args[0] == '-d':
             del self.sets[int(args[1])]
             return 0, 'removed processor set %s\n' % args[1], ''
@@ -209,11 +241,25 @@ class Solaris(object):
     def do_poolcfg(self, args):
         dynamic = args[0] == '-dc'
         config = self.dynamic if dynamic else self.static
-        command = args[1]
         if config is None:
             return 1, '', 'poolcfg: cannot load configuration from /etc/pooladm.conf: No such file or directory\n'
-        if command == 'info':
+        if args[0] == '-f':
+            # poolcfg.y: every command of the file is run on the configuration in memory, and
+            # pool_conf_commit() writes it once, after the last one succeeded.
+            with open(args[1]) as handle:
+                self.poolcfg_files.append(handle.read())
+            edited = copy.deepcopy(config)
+            for command in self.poolcfg_files[-1].splitlines():
+                if command in self.poolcfg_fails:
+                    return 1, '', 'poolcfg: cannot process command: %s\n' % command
+                self._poolcfg(edited, command)
+            self.static = edited
+            return 0, '', ''
+        if args[1] == 'info':
             return 0, render_pool_info(config), ''
+        return self._poolcfg(config, args[1])
+
+    def _poolcfg(self, config, command):
         match = re.match(r'^create pset (\S+) \(uint pset.min = (\d+); uint pset.max = (\d+)\)$', command)
         if match:
             config['psets'][match.group(1)] = {'sys_id': -2, 'min': int(match.group(2)), 'max': int(match.group(3)),
@@ -369,17 +415,17 @@ def test_pool_enables_facility_writes_config_applies_and_binds_project():
     solaris = Solaris(pools=False)
     result = run(solaris, POOL_ARGS)
     assert solaris.mutations() == [
-        'pooladm -e', 'pooladm -s',
-        'poolcfg -c create pset dbhost-oracle (uint pset.min = 2; uint pset.max = 2)',
-        'poolcfg -c create pool dbhost-oracle',
-        'poolcfg -c associate pool dbhost-oracle (pset dbhost-oracle)',
-        'poolcfg -c transfer to pset dbhost-oracle (cpu 4; cpu 5)',
-        'pooladm -c',
+        'pooladm -e', 'pooladm -s', 'poolcfg -f FILE', 'pooladm -c',
         'projmod -s -K project.pool=dbhost-oracle user.oracle',
         'poolbind -p dbhost-oracle -i project user.oracle',
     ]
     assert statuses(result) == [('pools', 'changed'), ('pool:dbhost-oracle', 'changed'),
                                 ('project:user.oracle', 'changed'), ('pid:2012', 'changed'), ('pid:2013', 'changed')]
+    assert solaris.poolcfg_files == [
+        'create pset dbhost-oracle (uint pset.min = 2; uint pset.max = 2)\n'
+        'create pool dbhost-oracle\n'
+        'associate pool dbhost-oracle (pset dbhost-oracle)\n'
+        'transfer to pset dbhost-oracle (cpu 4; cpu 5)\n']
     pool = result.as_dict()['settings'][1]
     assert pool['live']['cpus'] == '4-5'
     assert solaris.dynamic['psets']['pset_default']['cpus'] == [0, 1, 2]
@@ -397,9 +443,9 @@ def test_pool_grows_and_shrinks_with_transfers():
     run(solaris, POOL_ARGS)
     solaris.calls = []
     result = run(solaris, dict(POOL_ARGS, cpus='2,4'))
-    assert solaris.mutations()[:3] == [
-        'poolcfg -c transfer to pset pset_default (cpu 5)', 'poolcfg -c transfer to pset dbhost-oracle (cpu 2)',
-        'pooladm -c']
+    assert solaris.mutations()[:2] == ['poolcfg -f FILE', 'pooladm -c']
+    assert solaris.poolcfg_files[-1] == (
+        'transfer to pset pset_default (cpu 5)\ntransfer to pset dbhost-oracle (cpu 2)\n')
     assert result.as_dict()['settings'][0]['live']['cpus'] == '2,4'
 
 
@@ -408,8 +454,8 @@ def test_pool_absent_destroys_pool_and_pset_and_clears_project():
     run(solaris, POOL_ARGS)
     solaris.calls = []
     result = run(solaris, {'name': 'oracle', 'state': 'absent', 'persist': True, 'project': 'user.oracle'})
-    assert solaris.mutations() == ['poolcfg -c destroy pool dbhost-oracle', 'poolcfg -c destroy pset dbhost-oracle',
-                                   'pooladm -c', 'projmod -r -K project.pool=dbhost-oracle user.oracle']
+    assert solaris.mutations() == ['poolcfg -f FILE', 'pooladm -c', 'projmod -r -K project.pool=dbhost-oracle user.oracle']
+    assert solaris.poolcfg_files[-1] == 'destroy pool dbhost-oracle\ndestroy pset dbhost-oracle\n'
     assert statuses(result) == [('pool:dbhost-oracle', 'changed'), ('project:user.oracle', 'changed')]
     assert 'dbhost-oracle' not in solaris.dynamic['psets']
 
@@ -484,10 +530,7 @@ def test_reads_that_follow_a_change_keep_their_place():
     run(solaris, POOL_ARGS)
     assert solaris.calls == [
         'psrinfo', 'projects -l user.oracle', 'pooladm', 'pooladm -e', 'poolcfg -c info', 'pooladm -s',
-        'poolcfg -c info', 'poolcfg -dc info',
-        'poolcfg -c create pset dbhost-oracle (uint pset.min = 2; uint pset.max = 2)',
-        'poolcfg -c create pool dbhost-oracle', 'poolcfg -c associate pool dbhost-oracle (pset dbhost-oracle)',
-        'poolcfg -c transfer to pset dbhost-oracle (cpu 4; cpu 5)', 'pooladm -c', 'poolcfg -dc info',
+        'poolcfg -c info', 'poolcfg -dc info', 'poolcfg -f FILE', 'pooladm -c', 'poolcfg -dc info',
         'projmod -s -K project.pool=dbhost-oracle user.oracle', 'ps -e -o pid= -o uid= -o project= -o args=',
         'poolbind -q 2012 2013', 'poolbind -p dbhost-oracle -i project user.oracle', 'poolbind -q 2012 2013']
     solaris = Solaris()
@@ -498,3 +541,68 @@ def test_reads_that_follow_a_change_keep_their_place():
         'psrset -q 2012 2013', 'psrset -q 2012 2013']
     assert statuses(result) == [('psrset:oracle', 'ok'), ('pid:2012', 'changed'), ('pid:2013', 'changed'),
                                 ('pid:2012', 'ok'), ('pid:2013', 'ok')]
+
+
+# ------------------------------------------------------------------ issue 45: reruns and partial failures
+def test_lgrpinfo_one_cpu_lgroup_is_read():
+    """lgrpinfo.pl's lgrp_showcpus: ``CPU: 6`` for one CPU, ``CPUs: 0-2 5`` for more."""
+    text = 'lgroup 3 (leaf):\n\tChildren: none, Parent: 0\n\tCPU: 6\nlgroup 4 (leaf):\n\tCPUs: 0-2 5\n'
+    assert sol.parse_lgrpinfo(text) == {3: {'kind': 'leaf', 'cpus': [6]}, 4: {'kind': 'leaf', 'cpus': [0, 1, 2, 5]}}
+
+
+def test_node_selection_on_a_one_cpu_board():
+    solaris = Solaris(offline=())
+    solaris.lgroups = {1: [0, 1, 2, 3, 4], 2: [5]}
+    result = run(solaris, dict(PSRSET_ARGS, cpus='node:2'))
+    assert result.as_dict()['cpus'] == '5'
+    assert 'psrset -c 5' in solaris.mutations()
+
+
+@pytest.mark.parametrize('persist', [False, True])
+def test_node_rerun_after_the_board_moved_into_the_set(persist):
+    """The second run reads the OS view (lgrpinfo -G): the board whose CPUs the first run moved
+    into the set or pool still has them, so the same set is found and nothing changes."""
+    solaris = Solaris(offline=(), pools=persist)
+    args = dict(PSRSET_ARGS, cpus='node:2', persist=persist)
+    run(solaris, args)
+    assert 'lgrpinfo -G -c' in solaris.calls
+    solaris.calls = []
+    again = run(solaris, args)
+    assert solaris.mutations() == []
+    assert again.changed is False and again.as_dict()['cpus'] == '3-5'
+
+
+def test_psrset_set_listed_in_another_order_is_ours():
+    """psrset -i lists CPUs in the order they were assigned: ``psrset -c 5 4`` shows ``5 4``."""
+    solaris = Solaris()
+    solaris.sets[1] = [5, 4]
+    assert sol.parse_psrset_info(solaris.do_psrset(['-i'])[1]) == {1: {'type': 'user', 'cpus': [5, 4]}}
+    result = run(solaris, PSRSET_ARGS)
+    assert solaris.mutations() == ['psrset -b 1 2012 2013']
+    assert statuses(result)[0] == ('psrset:oracle', 'ok')
+
+
+def test_failed_psrset_create_removes_the_half_made_set_and_the_rerun_works():
+    solaris = Solaris()
+    solaris.busy_cpus = (5,)
+    with pytest.raises(common.InputError, match=r'cannot assign processor 5: Device busy.*set 1 was removed again'):
+        run(solaris, PSRSET_ARGS)
+    assert solaris.mutations() == ['psrset -c 4 5', 'psrset -d 1']
+    assert solaris.sets == {}
+    solaris.busy_cpus = ()
+    solaris.calls = []
+    result = run(solaris, PSRSET_ARGS)
+    assert solaris.mutations() == ['psrset -c 4 5', 'psrset -b 1 2012 2013']
+    assert statuses(result)[0] == ('psrset:oracle', 'changed')
+
+
+def test_poolcfg_commands_are_one_transaction():
+    """A failing later command leaves /etc/pooladm.conf as it was: nothing half changed, no pooladm -c."""
+    solaris = Solaris(pools=True)
+    before = copy.deepcopy(solaris.static)
+    solaris.poolcfg_fails = ('transfer to pset dbhost-oracle (cpu 4; cpu 5)',)
+    with pytest.raises(common.InputError, match=r'poolcfg -f \(create pset dbhost-oracle.*\) failed'):
+        run(solaris, POOL_ARGS)
+    assert solaris.static == before
+    assert 'pooladm -c' not in solaris.mutations()
+    assert not [name for name in os.listdir('/tmp') if name.startswith('dbhost-poolcfg.')]

@@ -117,11 +117,16 @@ options:
         description:
           - Attributes to set, as name to value, for example C(project.max-shm-memory) to
             C((privileged,8589934592,deny)). Other attributes of the project are kept.
+          - A resource control's value is written in plain decimal, as libproject reads it; a size with a
+            unit (C(8G), 1024-based) is converted for the byte controls (C(*-memory), C(*-swap), C(*-size))
+            and refused for the others. C(priv) and C(privileged) are the same privilege.
           - A null value removes the attribute.
         type: dict
   comparison:
     description:
       - How O(limits) and O(service_limits) values compare with what pam_limits and systemd give now.
+      - With O(projects), V(minimum) applies to the C(*.max-*) resource controls - a control that already
+        grants at least the value (same privilege and action) is kept, never lowered.
       - V(exact) writes each value as given.
       - V(minimum) asks for at least that much (Oracle's and MySQL's memlock) - a value that is already
         higher, or C(unlimited) / C(infinity), in any file pam_limits or systemd reads is met, and is never

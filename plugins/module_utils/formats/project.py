@@ -9,8 +9,12 @@ resource controls take a list of ``(privilege,value,action)`` tuples, for exampl
 ``project.max-shm-memory=(privileged,8589934592,deny)``.  Lines starting with ``#`` and
 name-service lines (``+``, ``+name``, ``-name``) are kept as they are.
 
-Values compare normalized: case, spaces and leading zeros do not matter, and the
-tuples of a resource control compare as a set.
+Values compare normalized: case, spaces and leading zeros do not matter, ``priv`` is
+``privileged`` (libproject's build_rctlblk takes both), and the tuples of a resource
+control compare as a set.  A control's value is written in plain decimal: libproject reads
+it with strtoull(..., 10) and rejects any trailing character (setproject.c), so the control
+would fail at login or newtask; a size with a unit (``8G``, binary as projmod(1M) scales it)
+is converted for the byte controls and refused for the others.
 
 Pure Python: unit-tested without an Ansible runtime.
 """
@@ -150,6 +154,13 @@ def render(text, changes):
 
 
 # ------------------------------------------------------------------ values
+_PRIVILEGES = {'basic': 'basic', 'priv': 'privileged', 'privileged': 'privileged'}
+_UNITS = {'': 0, 'k': 1, 'm': 2, 'g': 3, 't': 4, 'p': 5, 'e': 6}
+_SIZE = re.compile(r'^([0-9]+)\s*([kmgtpe]?)b?\Z', re.IGNORECASE)
+# Controls whose value is a number of bytes (resource_controls(5)): a unit converts.
+_BYTE_CONTROL = re.compile(r'(memory|swap|-size|address-space|qbytes)\Z')
+
+
 def normalize_attribute(value):
     """Compare form of an attribute value: rctl tuples as a sorted tuple of fields."""
     if value is None:
@@ -160,9 +171,28 @@ def normalize_attribute(value):
         normalized = []
         for item in tuples:
             fields = [str(int(f)) if re.match(r'^[0-9]+\Z', f) else f for f in item.split(',')]
+            fields[0] = _PRIVILEGES.get(fields[0], fields[0])
             normalized.append(tuple(fields))
         return tuple(sorted(normalized))
     return text
+
+
+def is_maximum_control(attribute):
+    """``project.max-shm-memory`` and the other ``*.max-*`` controls: a ceiling, met by a higher one."""
+    return bool(_RCTL_NAME.match(attribute or '')) and '.max-' in attribute
+
+
+def meets_minimum(actual, desired):
+    """Whether the control ``actual`` grants at least ``desired``: for each wanted
+    (privilege, value, action) a tuple of the same privilege and action with a value as high."""
+    have, want = normalize_attribute(actual), normalize_attribute(desired)
+    if not isinstance(have, tuple) or not isinstance(want, tuple):
+        return False
+    for item in want:
+        if not any(len(got) == len(item) and got[0] == item[0] and got[2:] == item[2:] and
+                   got[1].isdigit() and item[1].isdigit() and int(got[1]) >= int(item[1]) for got in have):
+            return False
+    return True
 
 
 def same_attribute(actual, desired):
@@ -225,9 +255,28 @@ def validate_attribute(name, attribute, value):
         if not _TUPLE.findall(text) or _TUPLE.sub('', text).strip(',').strip():
             raise ProjectError('project %s: attribute %s: %r is not a resource control value such as '
                                '(privileged,8589934592,deny)' % (name, attribute, value))
+        items = []
         for item in _TUPLE.findall(text):
             fields = [f.strip() for f in item.split(',')]
-            if len(fields) < 3 or fields[0].lower() not in ('basic', 'privileged', 'priv'):
+            if len(fields) < 3 or fields[0].lower() not in _PRIVILEGES:
                 raise ProjectError('project %s: attribute %s: %r needs (privilege,value,action) with privilege '
                                    'basic or privileged' % (name, attribute, '(%s)' % item))
+            fields[1] = _plain_value(name, attribute, fields[1])
+            items.append('(%s)' % ','.join(fields))
+        return ','.join(items)
     return text
+
+
+def _plain_value(name, attribute, value):
+    """A control's value in plain decimal, as libproject reads it; units converted for byte controls."""
+    match = _SIZE.match(value)
+    if not match:
+        raise ProjectError('project %s: attribute %s: value %r is not a whole number (libproject reads plain '
+                           'decimal digits; a size such as 8G is converted for byte controls)'
+                           % (name, attribute, value))
+    if not match.group(2) and not value[len(match.group(1)):]:
+        return str(int(match.group(1)))
+    if not _BYTE_CONTROL.search(attribute):
+        raise ProjectError('project %s: attribute %s: value %r has a unit, but %s is not a number of bytes; '
+                           'give plain decimal digits' % (name, attribute, value, attribute))
+    return str(int(match.group(1)) * 1024 ** _UNITS[match.group(2).lower()])

@@ -10,6 +10,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import compare
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import read_text, rooted
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import Setting, decide_status, did
@@ -53,7 +54,16 @@ def validate_projects(raw_projects):
     return desired
 
 
-def plan_projects(root, desired_projects):
+def attribute_ok(attribute, have, want, comparison):
+    """Whether the value ``have`` gives ``want``: the same value, or with comparison minimum a
+    ``*.max-*`` control already as high (a larger value granted is never lowered)."""
+    if project_db.same_attribute(have, want):
+        return True
+    return comparison == compare.MINIMUM and project_db.is_maximum_control(attribute) and \
+        project_db.meets_minimum(have, want)
+
+
+def plan_projects(root, desired_projects, comparison=compare.EXACT):
     """Read /etc/project and build the new entries; refuses bad ids before any write.
 
     Returns (local path, text before, {name: new Project}, [(wanted, current, new)]).
@@ -88,7 +98,7 @@ def plan_projects(root, desired_projects):
         for attribute, value in wanted['attributes']:
             if value is None:
                 new.remove_attribute(attribute)
-            elif not project_db.same_attribute(new.attribute(attribute), value):
+            elif not attribute_ok(attribute, new.attribute(attribute), value, comparison):
                 new.set_attribute(attribute, value)
         if current is None or project_db.format_line(new) != project_db.format_line(current):
             changes[name] = new
@@ -96,7 +106,7 @@ def plan_projects(root, desired_projects):
     return local, before, changes, plans
 
 
-def project_records(wanted, current, new, changed, check_mode):
+def project_records(wanted, current, new, changed, check_mode, comparison=compare.EXACT):
     """The records of one project: one per field given and per attribute."""
     name = wanted['name']
     shown = current if check_mode else (new if changed else current)
@@ -124,8 +134,11 @@ def project_records(wanted, current, new, changed, check_mode):
             records.append(_project_setting(check_mode, '%s %s' % (name, attribute), None, now, not present,
                                             present, 'removed' if present else 'absent'))
             continue
-        ok = project_db.same_attribute(old, value)
-        records.append(_project_setting(check_mode, '%s %s' % (name, attribute), value, now, ok, not ok, note))
+        ok = attribute_ok(attribute, old, value, comparison)
+        detail = note
+        if ok and not project_db.same_attribute(old, value):
+            detail = 'a value at least as high is granted already and kept (comparison minimum); ' + note
+        records.append(_project_setting(check_mode, '%s %s' % (name, attribute), value, now, ok, not ok, detail))
     return records
 
 

@@ -208,7 +208,7 @@ class ResourceLimits(Plan):
         /etc/project plan}; everything that can still refuse the input is read here, before any write."""
         return {'limits': self._session().read() if desired['limits'] else None,
                 'service': self._dropin().read() if desired['service'] else None,
-                'projects': project_limits.plan_projects(self.root, self.desired_projects) if desired['projects'] else None}
+                'projects': project_limits.plan_projects(self.root, self.desired_projects, self.comparison) if desired['projects'] else None}
 
     def apply(self, desired, live, persisted, module):
         """{part: what it planned and did}; files are written (and systemd reloaded) outside check mode only."""
@@ -455,5 +455,7 @@ class ResourceLimits(Plan):
         change, changes, plans = done
         change.report(result)
         for wanted, current, new in plans:
-            for record in project_limits.project_records(wanted, current, new, wanted['name'] in changes, self.check_mode):
+            records = project_limits.project_records(wanted, current, new, wanted['name'] in changes,
+                                                     self.check_mode, self.comparison)
+            for record in records:
                 result.add(record)

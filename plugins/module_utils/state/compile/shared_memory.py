@@ -95,7 +95,8 @@ def compile_shared_memory(state, v, facts, numa_node=None):
         _memlock(state, v, shm_settings, user, comparison, sources, common)
         _thp(state, v, common)
     elif system == 'SunOS':
-        _project(state, v, shm_settings, user, sources, dict(root=root, backup=common['backup']))
+        _project(state, v, shm_settings, user, sources, dict(root=root, backup=common['backup'],
+                                                             comparison=comparison))
     return shm_settings
 
 

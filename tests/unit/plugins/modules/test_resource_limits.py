@@ -488,3 +488,69 @@ def test_default_reader_reads_the_process_limits_through_sysfs(root):
         gone = int(handle.read()) + 1
     assert plan.read_proc_limits(gone) is None
     assert plan._running_limits({'MainPID': str(gone)}) == {}
+
+
+# ------------------------------------------------------------------ issue 45: project controls
+# The /etc/project lines follow project(5); the privilege and value rules libproject's
+# build_rctlblk applies at login/newtask (usr/src/lib/libproject/common/setproject.c).
+def test_projects_minimum_keeps_a_larger_control_and_rerun_is_ok(sunos, run_module):
+    put(sunos, '/etc/project', ETC_PROJECT.replace('4294967296', '17179869184'))
+    before = digest(sunos)
+    args = {'projects': PROJECTS[:1], 'root': sunos, 'comparison': 'minimum'}
+    result = run_module(resource_limits, args)
+    rec = records(result)
+    assert rec['project user.oracle project.max-shm-memory']['status'] == 'ok'
+    assert 'kept' in rec['project user.oracle project.max-shm-memory']['detail']
+    assert rec['project user.oracle project.max-shm-ids']['status'] == 'changed'
+    text = read(sunos, '/etc/project')
+    assert 'project.max-shm-memory=(privileged,17179869184,deny)' in text
+    assert digest(sunos) != before
+    again = run_module(resource_limits, args)
+    assert again['changed'] is False and all(s['status'] == 'ok' for s in again['settings'])
+
+
+def test_projects_minimum_raises_a_smaller_control(sunos, run_module):
+    result = run_module(resource_limits, {'projects': PROJECTS[:1], 'root': sunos, 'comparison': 'minimum'})
+    assert records(result)['project user.oracle project.max-shm-memory']['status'] == 'changed'
+    assert 'project.max-shm-memory=(privileged,8589934592,deny)' in read(sunos, '/etc/project')
+
+
+def test_projects_exact_still_writes_the_value_given(sunos, run_module):
+    put(sunos, '/etc/project', ETC_PROJECT.replace('4294967296', '17179869184'))
+    run_module(resource_limits, {'projects': PROJECTS[:1], 'root': sunos})
+    assert 'project.max-shm-memory=(privileged,8589934592,deny)' in read(sunos, '/etc/project')
+
+
+def test_projects_priv_is_privileged(sunos, run_module):
+    before = digest(sunos)
+    result = run_module(resource_limits, {'projects': [{'name': 'user.oracle', 'attributes': {
+        'project.max-shm-memory': '(priv,4294967296,deny)'}}], 'root': sunos})
+    assert result['changed'] is False and result['settings'][0]['status'] == 'ok'
+    assert digest(sunos) == before
+
+
+def test_projects_units_are_written_in_plain_decimal_bytes(sunos, run_module):
+    args = {'projects': [{'name': 'user.oracle', 'attributes': {'project.max-shm-memory': '(privileged,8G,deny)',
+                                                                 'project.max-locked-memory': '(priv, 512MB, deny)'}}],
+            'root': sunos}
+    result = run_module(resource_limits, args)
+    assert result['changed'] is True
+    line = [l for l in read(sunos, '/etc/project').splitlines() if l.startswith('user.oracle:')][0]
+    assert 'project.max-shm-memory=(privileged,8589934592,deny)' in line
+    assert 'project.max-locked-memory=(priv,536870912,deny)' in line
+    assert not any(c in line.split(':', 5)[5] for c in 'GM ')
+    assert run_module(resource_limits, args)['changed'] is False
+
+
+@pytest.mark.parametrize('value, message', [
+    ('(privileged,100K,deny)', 'not a number of bytes'),
+    ('(privileged,8Gig,deny)', 'not a whole number'),
+    ('(privileged,-1,deny)', 'not a whole number'),
+    ('(privileged,0x100,deny)', 'not a whole number'),
+])
+def test_projects_values_libproject_would_reject_are_refused(sunos, run_module, value, message):
+    before = digest(sunos)
+    result = run_module(resource_limits, {'projects': [{'name': 'user.oracle', 'attributes': {
+        'project.max-shm-ids': value}}], 'root': sunos})
+    assert result['failed'] is True and message in result['msg'] and 'project.max-shm-ids' in result['msg']
+    assert digest(sunos) == before

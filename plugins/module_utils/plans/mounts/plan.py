@@ -252,6 +252,7 @@ class MountOptions(Plan):
     def apply(self, desired, live, persisted, module):
         mounts = [Mount(request, persisted.entries[request.path], live.get(request.path) if live is not None else None)
                   for request in desired]
+        self._refuse_ufs_only(mounts)
         changes = dict((mount.entry.index, mount.new_options) for mount in mounts
                        if mount.new_options != mount.entry.options)
         text_after = persisted.table.render(changes) if changes else persisted.text
@@ -290,6 +291,18 @@ class MountOptions(Plan):
             mount.live_after = live_after.get(mount.path) if live_after is not None else mount.live_before
         return {'mounts': mounts, 'text': text_after, 'backup_file': backup_file,
                 'reload_errors': [error for error in reload_errors if error]}
+
+    def _refuse_ufs_only(self, mounts):
+        """Options only UFS has (forcedirectio: ufs_vfsops.c parses it, ZFS and the others do not)
+        on a mount of another type: refused before the file is written or anything remounted."""
+        for mount in mounts:
+            fstype = mount.live_before.fstype if mount.live_before else mount.entry.fstype
+            tokens = foreign_options(fstype, mount.present).get('ufs')
+            if tokens:
+                raise InputError('mount point %s: %s %s only for UFS, and %s is %s (line %d of %s); nothing was '
+                                 'changed. ZFS has no direct I/O mount option: leave it out for ZFS'
+                                 % (mount.path, ', '.join(tokens), 'exist' if len(tokens) > 1 else 'exists',
+                                    mount.path, fstype, mount.entry.lineno, self.file))
 
     def _reload_units(self):
         """After a write: ``systemctl daemon-reload`` when systemd runs; its error, or None."""

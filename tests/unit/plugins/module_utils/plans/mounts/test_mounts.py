@@ -632,3 +632,25 @@ def test_sunos_check_mode_runs_nothing(sunos_tree):
     assert fake.calls == []
     assert [s.status for s in result.settings] == [DRIFT, DRIFT]
     assert read(sunos_tree, 'etc/vfstab') == VFSTAB and read(sunos_tree, 'etc/mnttab') == MNTTAB
+
+
+# ------------------------------------------------------------------ issue 45: UFS-only options
+# A ZFS dataset with mountpoint=legacy has a vfstab line (vfstab(5), zfs(8) "Legacy Mount
+# Points"); mnttab shows its live options as the kernel lists them (mnttab(5)).
+ZFS_VFSTAB_LINE = 'dbpool/oradata\t-\t/u05\tzfs\t-\tyes\t-\n'
+ZFS_MNTTAB_LINE = 'dbpool/oradata\t/u05\tzfs\trw,devices,setuid,nonbmand,exec,rstchown,xattr,atime,dev=4010002\t1096307280\n'
+
+
+@pytest.mark.parametrize('check_mode', [False, True])
+def test_sunos_forcedirectio_on_zfs_is_refused_before_anything(sunos_tree, check_mode):
+    with open(os.path.join(sunos_tree, 'etc', 'vfstab'), 'a') as handle:
+        handle.write(ZFS_VFSTAB_LINE)
+    with open(os.path.join(sunos_tree, 'etc', 'mnttab'), 'a') as handle:
+        handle.write(ZFS_MNTTAB_LINE)
+    fake = FakeMount(sunos_tree, system='SunOS')
+    with pytest.raises(InputError, match=r'/u05: forcedirectio exists only for UFS, and /u05 is zfs'):
+        run(sunos_tree, [{'path': '/u02', 'present': ['forcedirectio']}, {'path': '/u05', 'present': ['forcedirectio']}],
+            system='SunOS', runner=fake, check_mode=check_mode)
+    assert fake.calls == []
+    assert read(sunos_tree, 'etc/vfstab') == VFSTAB + ZFS_VFSTAB_LINE
+    assert read(sunos_tree, 'etc/mnttab') == MNTTAB + ZFS_MNTTAB_LINE

@@ -70,6 +70,9 @@ options:
       - The file we persist values in.
       - Defaults to C(/etc/sysctl.d/90-dbhost-tuning.conf) on Linux, C(/etc/sysctl.conf) on FreeBSD and
         C(/etc/system) on SunOS. It must be a file that is read at boot.
+      - On SunOS a file of its own in C(/etc/system.d), for example C(/etc/system.d/dbhost-tuning), where the
+        release has that folder (Solaris 11.4, which asks for it instead of edits to C(/etc/system)); refused
+        on a release without it (Solaris 10, 11.0 to 11.3).
     type: path
   mode:
     description:

@@ -1,7 +1,9 @@
 # -*- coding: utf-8 -*-
 # Copyright: contributors to dbhost.tuning
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Internal to dbhost.tuning: the Solaris /etc/system format, as system(4) documents it.
+"""Internal to dbhost.tuning: the Solaris /etc/system format, as system(4) documents it, and
+the files of /etc/system.d (Solaris 11.4 and the illumos distributions that have it), which
+hold the same lines.
 
 ``set [module:]symbol = value`` lines set kernel variables at boot; ``set symbol | value``
 and ``set symbol & value`` or/and bits into them (kept as they are, never rewritten);
@@ -19,8 +21,30 @@ __metaclass__ = type
 import re
 
 ETC_SYSTEM = '/etc/system'
+# Solaris 11.4 asks for a file of one's own under /etc/system.d instead of edits to /etc/system
+# (Oracle Solaris 11.4 Tunable Parameters Reference Manual, "Tuning an Oracle Solaris System").
+SYSTEM_D = '/etc/system.d'
+_FILE_NAME = re.compile(r'^[A-Za-z0-9_][A-Za-z0-9_.:-]*\Z')
 
-_SET = re.compile(r'^(?P<lead>\s*set\s+)(?P<key>[A-Za-z_][A-Za-z0-9_]*(?::[A-Za-z_][A-Za-z0-9_]*)?)'
+
+def check_file(path, has_system_d):
+    """None when ``path`` is a file the kernel reads at boot: /etc/system, or a plain file
+    name under /etc/system.d where the release has that folder; else the reason it is not."""
+    if path == ETC_SYSTEM:
+        return None
+    folder, sep, name = path.rpartition('/')
+    if folder != SYSTEM_D:
+        return 'file %r is not read at boot on SunOS: use %s or a file in %s' % (path, ETC_SYSTEM, SYSTEM_D)
+    if not _FILE_NAME.match(name):
+        return 'file %r: give a plain file name in %s (letters, digits, "_", ".", ":", "-")' % (path, SYSTEM_D)
+    if not has_system_d:
+        return ('file %r: this release has no %s (Solaris 10 and 11.0-11.3 read only %s): use %s'
+                % (path, SYSTEM_D, ETC_SYSTEM, ETC_SYSTEM))
+    return None
+
+# system(5): the keywords are case-insensitive (``SET`` and ``Set`` work too); the variable
+# name is a kernel symbol and keeps its case.
+_SET = re.compile(r'^(?P<lead>\s*[Ss][Ee][Tt]\s+)(?P<key>[A-Za-z_][A-Za-z0-9_]*(?::[A-Za-z_][A-Za-z0-9_]*)?)'
                   r'(?P<sep>\s*=\s*)(?P<value>\S+)(?P<trail>\s*)\Z')
 _NAME = re.compile(r'^[A-Za-z_][A-Za-z0-9_]*(?::[A-Za-z_][A-Za-z0-9_]*)?\Z')
 

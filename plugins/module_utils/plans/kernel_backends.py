@@ -302,7 +302,8 @@ class FreeBSDBackend(LinuxBackend):
 
 
 class SunOSBackend(object):
-    """Persisted as ``set module:variable=value`` in /etc/system, read at the next boot.
+    """Persisted as ``set module:variable=value`` in /etc/system, or in a file of /etc/system.d
+    where the release has that folder (Solaris 11.4), read at the next boot.
 
     The running kernel's value is not read (that needs mdb -k); a change is reported
     pending_reboot with reboot_required.
@@ -329,8 +330,9 @@ class SunOSBackend(object):
         return etc_system.normalize_value(value)
 
     def check_file(self, path):
-        if path != etc_system.ETC_SYSTEM:
-            raise InputError('file %r is not read at boot on SunOS: use %s' % (path, etc_system.ETC_SYSTEM))
+        reason = etc_system.check_file(path, os.path.isdir(rooted(self.root, etc_system.SYSTEM_D)))
+        if reason:
+            raise InputError(reason)
 
     @staticmethod
     def missing_reason(key):

@@ -318,8 +318,17 @@ def _solaris_settings(host, limits, limits_explain, etc_system, kernel_params, v
         # large as the SGA (here the same rule as shmmax above), shminfo_shmmni 100.
         kernel_params['shmsys:shminfo_shmmax'] = limits['shmmax']
         kernel_params['shmsys:shminfo_shmmni'] = SOLARIS_ETC_SYSTEM_SHMMNI
-        explain['shmsys:shminfo_shmmax'] = limits_explain['shmmax']
-        explain['shmsys:shminfo_shmmni'] = 'Oracle minimum: 100'
+        # On Solaris 10 and later both are obsolete (uts/common/os/shm.c): the kernel reads them
+        # only to set the defaults of the project controls at boot (os/project.c, project_init):
+        # project.max-shm-ids from shminfo_shmmni, and project.max-shm-memory (and with it
+        # project.max-locked-memory) to shmmni x shmmax when that is more than a quarter of RAM.
+        effect = ('obsolete on Solaris 10 and later: only sets the boot-time default of project.max-shm-memory '
+                  '(and project.max-locked-memory) to shminfo_shmmni x shminfo_shmmax when above RAM / 4 '
+                  '(os/project.c); the project controls written here are what counts')
+        explain['shmsys:shminfo_shmmax'] = '%s; %s' % (limits_explain['shmmax'], effect)
+        explain['shmsys:shminfo_shmmni'] = ('Oracle minimum: 100; obsolete on Solaris 10 and later: only the '
+                                            'boot-time default of project.max-shm-ids and, with shmmax, of '
+                                            'project.max-shm-memory (os/project.c)')
     return project_attributes
 
 

@@ -284,3 +284,26 @@ def test_read_only_key_is_unsupported_not_failed(root, run_module):
     # persisted for a boot where it can be set, and said so
     assert 'net.core.rmem_max = 4194304\n' in read(root, OUR_FILE)
     assert record['detail'].endswith('not set live; wrote it to %s for a boot where it can be set' % OUR_FILE)
+
+
+@pytest.mark.parametrize('release, has_system_d', [('Solaris 10', False), ('Solaris 11.3', False),
+                                                   ('Solaris 11.4', True), ('illumos', True)])
+def test_sunos_system_d_file_where_the_release_has_it(tmp_path, run_module, monkeypatch, release, has_system_d):
+    """Solaris 11.4 ships /etc/system.d and asks for a file there (Oracle Solaris 11.4 Tunable
+    Parameters Reference Manual); Solaris 10 and 11.0-11.3 read /etc/system only."""
+    monkeypatch.setattr(_platform, 'system', lambda: 'SunOS')
+    base = str(tmp_path)
+    os.makedirs(os.path.join(base, 'etc', 'system.d') if has_system_d else os.path.join(base, 'etc'))
+    with open(os.path.join(base, 'etc', 'system'), 'w') as handle:
+        handle.write('* vendor file\n')
+    args = {'params': {'lgrp_mem_pset_aware': 1}, 'root': base, 'file': '/etc/system.d/dbhost-tuning'}
+    result = run_module(kernel_params, args)
+    if not has_system_d:
+        assert result['failed'] and 'this release has no /etc/system.d' in result['msg']
+        assert os.listdir(os.path.join(base, 'etc')) == ['system']
+        return
+    assert result['changed'] is True and result['reboot_required'] is True
+    assert read(base, '/etc/system.d/dbhost-tuning') == 'set lgrp_mem_pset_aware=1\n'
+    assert read(base, '/etc/system') == '* vendor file\n'
+    again = run_module(kernel_params, args)
+    assert again['changed'] is False and [s['status'] for s in again['settings']] == ['ok']

@@ -56,3 +56,28 @@ def test_values_compare_by_number(value, normalized):
 def test_bad_names(name):
     with pytest.raises(etc_system.EtcSystemNameError):
         etc_system.validate_name(name)
+
+
+# ------------------------------------------------------------------ issue 45
+def test_set_keyword_is_case_insensitive():
+    """system(5): ``SET`` and ``Set`` are set lines too; the symbol keeps its case."""
+    text = '* tuned by hand\nSET shmsys:shminfo_shmmni = 100\nSet noexec_user_stack=1\n'
+    assert etc_system.parse(text) == {'shmsys:shminfo_shmmni': ('100', 2), 'noexec_user_stack': ('1', 3)}
+    assert etc_system.render(text, {'shmsys:shminfo_shmmni': '256'}) == \
+        '* tuned by hand\nSET shmsys:shminfo_shmmni = 256\nSet noexec_user_stack=1\n'
+    # One line per key, not a second "set" line that a later reader would have to reconcile.
+    assert etc_system.render(text, {'noexec_user_stack': None}) == '* tuned by hand\nSET shmsys:shminfo_shmmni = 100\n'
+
+
+@pytest.mark.parametrize('path, has_system_d, message', [
+    ('/etc/system', False, None),
+    ('/etc/system', True, None),
+    ('/etc/system.d/dbhost-tuning', True, None),
+    ('/etc/system.d/dbhost-tuning', False, 'this release has no /etc/system.d'),
+    ('/etc/system.d/.hidden', True, 'plain file name'),
+    ('/etc/system.d/sub/file', True, 'not read at boot'),
+    ('/etc/sysctl.conf', True, 'not read at boot'),
+])
+def test_system_d_files_where_the_release_has_them(path, has_system_d, message):
+    reason = etc_system.check_file(path, has_system_d)
+    assert (reason is None) if message is None else (message in reason)

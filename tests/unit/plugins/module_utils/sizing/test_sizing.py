@@ -260,3 +260,14 @@ def test_a_margin_of_100_percent_doubles_the_pool_and_more_is_refused():
     with pytest.raises(units.SizingError, match='more than 100%'):
         _sized('postgresql', 16 * GIB, 4096, '2G', hugepage_size='2M', group_gid=26,
                hugepages_margin='101%')
+
+
+def test_solaris_shminfo_lines_only_when_asked_and_their_effect_said():
+    """os/project.c (project_init): on Solaris 10 and later shminfo_shmmax/shmmni only set the
+    boot-time defaults of project.max-shm-memory / max-shm-ids; the explanation says so."""
+    spec = {'engine': 'oracle', 'ram_bytes': 64 * GIB, 'page_size': 8192, 'shared_memory': '20G', 'system': 'SunOS'}
+    assert _compute(dict(spec))['kernel_params'] == {}
+    result = _compute(dict(spec, etc_system=True))
+    for key in ('shmsys:shminfo_shmmax', 'shmsys:shminfo_shmmni'):
+        assert 'obsolete on Solaris 10 and later' in result['explain'][key]
+        assert 'project.max-shm-memory' in result['explain'][key]

@@ -33,6 +33,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter.c
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter.file_store import FileStore
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter.mysql import MysqlEngine
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter.oracle import OracleEngine, SpfileStore
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter import pg_ism
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter.postgresql import PostgresqlEngine
 
 ENGINES = ('oracle', 'postgresql', 'mysql')  # in the order an unknown engine's message names them
@@ -62,7 +63,8 @@ class DbParameter(Plan):
     def __init__(self, engine, params, path=None, backup=False, root='/', oracle_home=None, oracle_sid=None,
                  sid='*', mysql_section='mysqld', read_live=True, reload=True, os_user=None, login_user=None,
                  login_password=None, login_host=None, login_port=None, login_db=None, fail_on_shadowed=True,
-                 check_mode=False, runner=None, which=None, euid=None, system_name=None, find_server=None):
+                 check_mode=False, runner=None, which=None, euid=None, system_name=None, find_server=None,
+                 base_page=None):
         self.engine_name = engine
         self.raw_params = params
         self.path = path
@@ -89,6 +91,8 @@ class DbParameter(Plan):
         # major version (or None) -> the server binary installed for it, or None; a test's seam
         # (None: the engine looks where the distributions install it)
         self.find_server = find_server
+        # The base page size ISM is compared with (None: this host's, os.sysconf); a test's seam.
+        self.base_page = base_page
         self.wanted = {}
         self.engine = None
         self.shadowed = []
@@ -196,3 +200,5 @@ class DbParameter(Plan):
 
     def render(self, result, desired, live, persisted, done):
         self.store().render(result, desired, live, persisted, done)
+        if pg_ism.wanted(self, desired):
+            result.add(pg_ism.ism_record(self, live, self.base_page))

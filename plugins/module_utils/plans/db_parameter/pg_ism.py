@@ -19,6 +19,7 @@ __metaclass__ = type
 
 import os
 
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import (
     DRIFT, PENDING_RESTART, UNSUPPORTED, Setting)
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans import sunos_memory
@@ -30,7 +31,7 @@ SOURCE = ('seed 001: ISM for PostgreSQL; PostgreSQL attaches System V shared mem
 
 def wanted(plan, desired):
     """Whether this run asks PostgreSQL for System V (ISM) shared memory on SunOS."""
-    return plan.engine_name == 'postgresql' and plan.system_name == 'SunOS' and \
+    return plan.engine_name == 'postgresql' and (plan.system_name or platforms.system()) == platforms.SUNOS and \
         str(desired.get('shared_memory_type', '')).lower() == 'sysv'
 
 

@@ -97,6 +97,8 @@ def compile_shared_memory(state, v, facts, numa_node=None):
     elif system == 'SunOS':
         _project(state, v, shm_settings, user, sources, dict(root=root, backup=common['backup'],
                                                              comparison=comparison))
+        if engine == 'postgresql' and use_hugepages:
+            _postgresql_ism(state, v, dict(root=root, backup=common['backup']))
     return shm_settings
 
 
@@ -223,6 +225,25 @@ def _thp(state, v, common):
         state.calls.append(Call('sysfs_attr', ROLE, dict(
             attributes=attributes, apply=flag(v, 'shared_memory_transparent_hugepage_apply'),
             tmpfiles_file=role_var(v, 'shared_memory_tmpfiles_file') or None, **common)))
+
+
+def _postgresql_ism(state, v, common):
+    """SunOS, PostgreSQL with large pages wanted: shared_memory_type = sysv, so that the buffers are
+    ISM (PostgreSQL attaches System V memory with SHM_SHARE_MMU; since 9.3 the buffers are an
+    anonymous mmap otherwise, src/backend/port/sysv_shmem.c).  db_parameter then reads ISM from
+    pmap -xs of the postmaster."""
+    conf = role_var(v, 'shared_memory_postgresql_conf')
+    if not conf:
+        state.messages.append('shared_memory: PostgreSQL on SunOS gets ISM for its buffers only with '
+                              'shared_memory_type = sysv; set shared_memory_postgresql_conf to have it set and '
+                              'checked')
+        return
+    source = ('seed 001 (ISM for PostgreSQL on Solaris): shared_memory_type = sysv; PostgreSQL attaches System V '
+              'shared memory with SHM_SHARE_MMU (src/include/portability/mem.h)')
+    state.add('db_parameter', 'postgresql %s shared_memory_type' % conf, 'sysv', compare.EXACT, ROLE, source)
+    state.calls.append(Call('db_parameter', ROLE, dict(engine='postgresql', path=conf,
+                                                       params={'shared_memory_type': 'sysv'}, **common),
+                            label='db_parameter postgresql %s' % conf))
 
 
 def _project(state, v, shm_settings, user, sources, common):

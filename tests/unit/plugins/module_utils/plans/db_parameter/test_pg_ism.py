@@ -126,3 +126,12 @@ def test_no_ism_record_off_sunos_or_without_sysv(tmp_path):
 def test_postmaster_pid_first_line():
     assert pg_ism.postmaster_pid('2377\n/var/postgres/15/data\n') == 2377
     assert pg_ism.postmaster_pid('') is None and pg_ism.postmaster_pid('x\n') is None
+
+
+def test_the_platform_is_the_running_one_when_not_given(tmp_path, monkeypatch):
+    """Through the module (registry), system_name is not given: the running platform decides."""
+    server = Server(tmp_path)
+    monkeypatch.setattr(pg_ism.platforms, 'system', lambda: 'SunOS')
+    assert pg_ism.NAME in by_name(run(server, system=None))
+    monkeypatch.setattr(pg_ism.platforms, 'system', lambda: 'Linux')
+    assert pg_ism.NAME not in by_name(run(server, system=None))

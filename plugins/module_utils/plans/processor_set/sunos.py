@@ -27,6 +27,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.plans.processor_set.
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.processor_set.sunos_output import (
     parse_lgrpinfo, parse_pool_info, parse_poolbind_query, parse_projects_attribs, parse_ps, parse_psrinfo,
     parse_psrset_created, parse_psrset_info, parse_psrset_query)
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.processor_set import sunos_placement as placement
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.processor_set.sunos_pools import ResourcePool
 
 POOL_PREFIX = 'dbhost-'
@@ -67,6 +68,9 @@ class SunOSProcessorSet(Plan):
     id psrset -c printed, 'no_id': it printed none, 'sets': psrset -i of the new set,
     'groups': bind_groups()}.  Pools: see ResourcePool.  read_persisted() -> {'project_pool':
     the project's project.pool} with a project.  render() builds every record from these.
+    Both read paths end with 'memory' (sunos_placement.read_memory: where the processes'
+    shared memory lies, pmap -Ls): in read_live() when nothing is left to change or in check
+    mode, else in apply() after the bindings.
 
     A group is {'what', 'pids', 'before': bindings (None: not read yet)}; bind_groups() adds
     'bound' (the pids it bound) and 'after' (read back; ``before`` when none was bound).
@@ -88,6 +92,7 @@ class SunOSProcessorSet(Plan):
         self.project_attribs = {}
         self.online = []
         self.topology = None
+        self.lgroups = None
 
     def run(self, argv):
         """(rc, stdout, stderr) of ``argv``; a command that changes the host is said first."""
@@ -145,10 +150,7 @@ class SunOSProcessorSet(Plan):
     def _select(self, spec):
         text = str(spec).strip() if not isinstance(spec, (list, tuple)) else None
         if text and text.startswith('node:'):
-            # -G: the operating system's view of every lgroup; without it lgrpinfo shows the
-            # caller's view (lgrpinfo.pl: LGRP_VIEW_CALLER), where the CPUs a first run moved
-            # into a processor set or pool are missing from their board.
-            groups = parse_lgrpinfo(self.run_ok(['lgrpinfo', '-G', '-c'], 'lgrpinfo -G -c'))
+            groups = self.read_lgroups()
             self.topology['nodes'] = dict((n, {'cpus': g['cpus'], 'memory_bytes': None, 'distances': []})
                                           for n, g in groups.items() if g['kind'].startswith('leaf'))
             nodes = parse_list(text[len('node:'):], 'cpus (lgroup list)')
@@ -167,6 +169,14 @@ class SunOSProcessorSet(Plan):
             raise InputError('cpus is empty: a processor set needs at least one CPU')
         check_cpus_exist(cpus, self.topology, 'cpus')
         return cpus
+
+    def read_lgroups(self):
+        """``lgrpinfo -G -c`` parsed, read once.  -G: the operating system's view of every lgroup;
+        without it lgrpinfo shows the caller's view (lgrpinfo.pl: LGRP_VIEW_CALLER), where the
+        CPUs a first run moved into a processor set or pool are missing from their board."""
+        if self.lgroups is None:
+            self.lgroups = parse_lgrpinfo(self.run_ok(['lgrpinfo', '-G', '-c'], 'lgrpinfo -G -c'))
+        return self.lgroups
 
     def _pools_active(self):
         rc, out, err = self.runner(['pooladm'])
@@ -236,6 +246,14 @@ class SunOSProcessorSet(Plan):
         return self.project_attribs.get('project.pool')
 
     def read_live(self, desired):
+        live = self._read_live()
+        target = self.pool if self.persist else live.get('set_id')
+        if self.state == 'present' and 'groups' in live and (self.check_mode or placement.all_bound(live, target)):
+            # Nothing left to change (or check mode): the memory is read before apply() too.
+            live['memory'] = placement.read_memory(self, live['groups'])
+        return live
+
+    def _read_live(self):
         active = self._pools_active()
         if not self.persist and active:
             raise InputError('the pools facility is active, and psrset cannot change processor sets then: '
@@ -255,9 +273,11 @@ class SunOSProcessorSet(Plan):
         return {'project_pool': self.project_pool()} if self.project else {}
 
     def apply(self, desired, live, persisted, module):
-        if self.persist:
-            return self.pools.apply(live, persisted)
-        return self._apply_psrset(live)
+        done = self.pools.apply(live, persisted) if self.persist else self._apply_psrset(live)
+        if self.state == 'present' and 'memory' not in live and not self.check_mode:
+            # After the bindings: where the bound processes' shared memory lies (seed 000).
+            done['memory'] = placement.read_memory(self, done['groups'])
+        return done
 
     def render(self, result, desired, live, persisted, done):
         result.extra['topology'] = {
@@ -270,6 +290,10 @@ class SunOSProcessorSet(Plan):
         records = self.pools.records(live, persisted, done) if self.persist else self._psrset_records(live, done)
         for setting in records:
             result.add(setting)
+        memory = done['memory'] if 'memory' in done else live.get('memory')
+        if memory is not None:
+            target = self.pool if self.persist else self._set_now(live, done)[0]
+            result.add(placement.memory_record(self, memory, done['groups'] or live.get('groups') or [], target))
 
     # ------------------------------------------------------------ psrset
     def _find_set(self, sets):

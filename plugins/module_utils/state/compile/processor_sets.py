@@ -42,6 +42,9 @@ def compile_processor_sets(state, v, facts):
     if present and service and flag(v, 'processor_sets_restart_service'):
         state.restart_services.append({'owner': role, 'service': service, 'when': 'processor_set'})
     node = None
+    if present and flag(v, 'processor_sets_shared_memory') and facts.get('system') == 'SunOS':
+        _sunos_memory_on_the_board(state, args['root'])
+        return _single_node(mems, cpus, facts.get('numa'))
     if present and flag(v, 'processor_sets_shared_memory'):
         node = _single_node(mems, cpus, facts.get('numa'))
         if node is None:
@@ -49,6 +52,22 @@ def compile_processor_sets(state, v, facts):
                              'not one node (processor_sets_mems %r, processor_sets_cpus %r): set processor_sets_mems '
                              'to one node' % (mems, cpus))
     return node
+
+
+# illumos usr/src/uts/common/os/lgrp.c, lgrp_mem_policy_default(): shared memory over
+# lgrp_shm_random_thresh (8 MB) - ISM too, which takes the default policy (vm/seg_spt.c) - is
+# spread at random over every lgroup of the machine unless lgrp_mem_pset_aware is set; then
+# over the lgroups of the allocating thread's processor set only (when it fits there).
+PSET_AWARE = ('seed 000 (memory on the board): lgrp_mem_pset_aware = 1, so that shared memory over 8 MB is '
+              'allocated on the lgroups of the allocating process\'s processor set (illumos os/lgrp.c, '
+              'lgrp_mem_policy_default) instead of at random over all boards')
+
+
+def _sunos_memory_on_the_board(state, root):
+    """SunOS: lgrp_mem_pset_aware in /etc/system (next boot), for shared memory on the set's board."""
+    state.add('kernel_params', 'lgrp_mem_pset_aware', '1', compare.EXACT, 'processor_sets', PSET_AWARE)
+    state.calls.append(Call('kernel_params', 'processor_sets', dict(file='/etc/system', root=root,
+                                                                   mode=compare.EXACT)))
 
 
 def _single_node(mems, cpus, topology=None):

@@ -128,6 +128,8 @@ class Solaris(object):
         self.busy_cpus = ()
         # The boards, as lgrpinfo -G shows them (every CPU of each leaf lgroup).
         self.lgroups = {1: [0, 1, 2], 2: [3, 4, 5]}
+        # The SGA as pmap -Ls shows it: [(lgroup or None, Kbytes)]; on board 2 (CPUs 3-5) by default.
+        self.sga = [(2, 4194304), (None, 262144)]
 
     def mutations(self):
         return [c for c in self.calls if any(c.startswith(m) for m in self.MUTATING)]
@@ -156,6 +158,21 @@ class Solaris(object):
             if shown:
                 lines.append('\t%s %s' % ('CPU:' if len(shown) == 1 else 'CPUs:', collapse(shown)))
         return 0, '\n'.join(lines) + '\n', ''
+
+    def do_pmap(self, args):
+        """pmap -Ls PID...: the SGA (ISM) on the lgroups of self.sga, in pmap.c's -L format."""
+        assert args[0] == '-Ls'
+        out = ''
+        for pid in args[1:]:
+            out += '%s:\t%s\n' % (pid, dict((p, a) for p, u, j, a in self.processes)[int(pid)])
+            out += '         Address       Bytes Pgsz Mode   Lgrp Mapped File\n'
+            address = 0x380000000
+            for lgroup, kbytes in self.sga:
+                out += '%016X %10dK 256M rwxsR-%s [ ism shmid=0x2e ]\n' % (
+                    address, kbytes, '   -' if lgroup is None else '%4d' % lgroup)
+                address += kbytes * 1024
+            out += '         total  %11dK\n' % sum(k for l, k in self.sga)
+        return 0, out, ''
 
     def do_ps(self, args):
         return 0, ''.join('%6d %5d %s %s\n' % row for row in self.processes), ''
@@ -332,7 +349,8 @@ def test_psrset_creates_binds_reads_back_then_idempotent():
     solaris = Solaris()
     result = run(solaris, PSRSET_ARGS)
     assert solaris.mutations() == ['psrset -c 4 5', 'psrset -b 1 2012 2013']
-    assert statuses(result) == [('psrset:oracle', 'changed'), ('pid:2012', 'changed'), ('pid:2013', 'changed')]
+    assert statuses(result) == [('psrset:oracle', 'changed'), ('pid:2012', 'changed'), ('pid:2013', 'changed'),
+                                ('memory:oracle', 'ok')]
     record = result.as_dict()['settings'][0]
     assert record['live'] == {'id': 1, 'cpus': '4-5'}
     assert 'end at reboot' in record['detail']
@@ -342,7 +360,7 @@ def test_psrset_creates_binds_reads_back_then_idempotent():
     again = run(solaris, PSRSET_ARGS)
     assert solaris.mutations() == []
     assert again.changed is False
-    assert [s for n, s in statuses(again)] == ['ok', 'ok', 'ok']
+    assert [s for n, s in statuses(again)] == ['ok', 'ok', 'ok', 'ok']
 
 
 def test_psrset_project_binds_its_processes():
@@ -420,7 +438,8 @@ def test_pool_enables_facility_writes_config_applies_and_binds_project():
         'poolbind -p dbhost-oracle -i project user.oracle',
     ]
     assert statuses(result) == [('pools', 'changed'), ('pool:dbhost-oracle', 'changed'),
-                                ('project:user.oracle', 'changed'), ('pid:2012', 'changed'), ('pid:2013', 'changed')]
+                                ('project:user.oracle', 'changed'), ('pid:2012', 'changed'), ('pid:2013', 'changed'),
+                                ('memory:oracle', 'ok')]
     assert solaris.poolcfg_files == [
         'create pset dbhost-oracle (uint pset.min = 2; uint pset.max = 2)\n'
         'create pool dbhost-oracle\n'
@@ -520,7 +539,8 @@ def test_an_unchanged_run_reads_everything_before_apply():
     solaris.calls = []
     reads, applied, done, result = hooks(solaris, POOL_ARGS)
     assert applied == [] and result.changed is False
-    assert reads[-2:] == ['ps -e -o pid= -o uid= -o project= -o args=', 'poolbind -q 2012 2013']
+    assert reads[-4:] == ['ps -e -o pid= -o uid= -o project= -o args=', 'poolbind -q 2012 2013',
+                          'lgrpinfo -G -c', 'pmap -Ls 2012 2013']
 
 
 def test_reads_that_follow_a_change_keep_their_place():
@@ -532,15 +552,16 @@ def test_reads_that_follow_a_change_keep_their_place():
         'psrinfo', 'projects -l user.oracle', 'pooladm', 'pooladm -e', 'poolcfg -c info', 'pooladm -s',
         'poolcfg -c info', 'poolcfg -dc info', 'poolcfg -f FILE', 'pooladm -c', 'poolcfg -dc info',
         'projmod -s -K project.pool=dbhost-oracle user.oracle', 'ps -e -o pid= -o uid= -o project= -o args=',
-        'poolbind -q 2012 2013', 'poolbind -p dbhost-oracle -i project user.oracle', 'poolbind -q 2012 2013']
+        'poolbind -q 2012 2013', 'poolbind -p dbhost-oracle -i project user.oracle', 'poolbind -q 2012 2013',
+        'lgrpinfo -G -c', 'pmap -Ls 2012 2013']
     solaris = Solaris()
     solaris.sets[1] = [4, 5]
     result = run(solaris, dict(PSRSET_ARGS, project='user.oracle'))
     assert solaris.calls[3:] == [
         'psrset -i', 'ps -e -o pid= -o uid= -o project= -o args=', 'psrset -q 2012 2013', 'psrset -b 1 2012 2013',
-        'psrset -q 2012 2013', 'psrset -q 2012 2013']
+        'psrset -q 2012 2013', 'psrset -q 2012 2013', 'lgrpinfo -G -c', 'pmap -Ls 2012 2013']
     assert statuses(result) == [('psrset:oracle', 'ok'), ('pid:2012', 'changed'), ('pid:2013', 'changed'),
-                                ('pid:2012', 'ok'), ('pid:2013', 'ok')]
+                                ('pid:2012', 'ok'), ('pid:2013', 'ok'), ('memory:oracle', 'ok')]
 
 
 # ------------------------------------------------------------------ issue 45: reruns and partial failures
@@ -606,3 +627,55 @@ def test_poolcfg_commands_are_one_transaction():
     assert solaris.static == before
     assert 'pooladm -c' not in solaris.mutations()
     assert not [name for name in os.listdir('/tmp') if name.startswith('dbhost-poolcfg.')]
+
+
+
+# ------------------------------------------------------------------ issue 45: seed 000, memory on the board
+SPREAD = [(1, 2097152), (2, 2097152), (None, 262144)]  # lgrp_mem_pset_aware = 0: both boards (os/lgrp.c)
+
+
+@pytest.mark.parametrize('args', [PSRSET_ARGS, POOL_ARGS])
+def test_memory_spread_over_boards_pending_restart_then_drift_then_ok(args):
+    solaris = Solaris(pools=args['persist'])
+    solaris.sga = SPREAD
+    first = run(solaris, args)
+    memory = first.as_dict()['settings'][-1]
+    assert (memory['name'], memory['status']) == ('memory:oracle', 'pending_restart')
+    assert memory['desired'] == {'lgroups': [2]} and memory['live'] == {'1': 2097152 * 1024, '2': 2097152 * 1024}
+    assert '2G of 4G of shared memory lies outside lgroup(s) 2: 2G on lgroup 1' in memory['detail']
+    assert 'lgrp_mem_pset_aware = 1' in memory['detail']
+    # Rerun, nothing to bind any more: the memory is still where it was, which is drift now.
+    solaris.calls = []
+    again = run(solaris, args)
+    assert solaris.mutations() == [] and again.as_dict()['settings'][-1]['status'] == 'drift'
+    # The database started again in the set with lgrp_mem_pset_aware = 1: its SGA on board 2.
+    solaris.sga = [(2, 4194304), (None, 262144)]
+    solaris.calls = []
+    last = run(solaris, args)
+    assert last.changed is False and all(status == 'ok' for name, status in statuses(last))
+    assert last.as_dict()['settings'][-1]['detail'] == 'all 4G of shared memory on lgroup(s) 2 (pmap -Ls)'
+
+
+def test_memory_check_mode_reads_before_apply_and_says_pending_restart():
+    solaris = Solaris()
+    solaris.sga = SPREAD
+    reads, applied, done, result = hooks(solaris, PSRSET_ARGS, check_mode=True)
+    assert applied == [] and reads[-2:] == ['lgrpinfo -G -c', 'pmap -Ls 2012 2013']
+    assert statuses(result)[-1] == ('memory:oracle', 'pending_restart')
+
+
+def test_memory_on_a_machine_with_one_lgroup_is_local():
+    solaris = Solaris()
+    solaris.lgroups = {1: [0, 1, 2, 3, 4, 5]}
+    result = run(solaris, PSRSET_ARGS)
+    record = result.as_dict()['settings'][-1]
+    assert record['status'] == 'ok' and 'one leaf lgroup' in record['detail']
+    assert not [c for c in solaris.calls if c.startswith('pmap')]
+
+
+def test_memory_not_read_without_processes():
+    solaris = Solaris()
+    solaris.processes = [(2100, 0, 'system', '/usr/sbin/cron')]
+    result = run(solaris, PSRSET_ARGS)
+    assert 'memory:oracle' not in [name for name, status in statuses(result)]
+    assert not [c for c in solaris.calls if c.startswith(('pmap', 'lgrpinfo'))]

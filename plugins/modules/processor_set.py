@@ -36,8 +36,12 @@ description:
     the record says C(unsupported) and why.
   - On SunOS, a processor set is created with C(psrset) (or, with O(persist=true), as a resource pool C(dbhost-<name>)
     with its own pset through C(poolcfg) and C(pooladm), which survives a reboot), processes and a project are bound
-    to it, and the set is read back with C(psrset -i), C(psrinfo) and C(poolcfg -dc info). Memory on SunOS follows
-    the CPUs a thread runs on (memory placement optimization), so O(mems) is reported but not set.
+    to it, and the set is read back with C(psrset -i), C(psrinfo) and C(poolcfg -dc info). O(mems) is reported but
+    not set on SunOS; where the bound processes' shared memory lies is read with C(pmap -Ls) against the set's
+    lgroups (C(lgrpinfo -G -c)), record C(memory:<name>) - V(ok) on the set's board, V(pending_restart) when the
+    processes are bound in this run, V(drift) otherwise. Shared memory over 8 MB (ISM too) follows the set only with
+    C(set lgrp_mem_pset_aware=1) in C(/etc/system) and the database started in the set (illumos C(os/lgrp.c)); the
+    processor_sets role writes that line with C(processor_sets_shared_memory).
 author:
   - dbhost.tuning contributors (!UNKNOWN)
 options:

@@ -69,10 +69,11 @@ options:
     description:
       - The file we persist values in.
       - Defaults to C(/etc/sysctl.d/90-dbhost-tuning.conf) on Linux, C(/etc/sysctl.conf) on FreeBSD and
-        C(/etc/system) on SunOS. It must be a file that is read at boot.
-      - On SunOS a file of its own in C(/etc/system.d), for example C(/etc/system.d/dbhost-tuning), where the
-        release has that folder (Solaris 11.4, which asks for it instead of edits to C(/etc/system)); refused
-        on a release without it (Solaris 10, 11.0 to 11.3).
+        C(/etc/system.d/dbhost-tuning) or C(/etc/system) on SunOS. It must be a file that is read at boot.
+      - On SunOS the default is C(/etc/system.d/dbhost-tuning) where the release has that folder (Solaris 11.2 and
+        later, illumos), as system(5) asks, else C(/etc/system); a file in C(/etc/system.d) is refused on a release
+        without it (Solaris 10, 11.0, 11.1). The boot reads C(/etc/system.d) (C order) before C(/etc/system), so a
+        different value there or in a later file is reported V(shadowed).
     type: path
   mode:
     description:

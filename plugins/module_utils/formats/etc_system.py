@@ -2,8 +2,8 @@
 # Copyright: contributors to dbhost.tuning
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Internal to dbhost.tuning: the Solaris /etc/system format, as system(4) documents it, and
-the files of /etc/system.d (Solaris 11.4 and the illumos distributions that have it), which
-hold the same lines.
+the files of /etc/system.d (Solaris 11.2 and later, illumos since 2019), which hold the same
+lines and are read before /etc/system.
 
 ``set [module:]symbol = value`` lines set kernel variables at boot; ``set symbol | value``
 and ``set symbol & value`` or/and bits into them (kept as they are, never rewritten);
@@ -21,9 +21,12 @@ __metaclass__ = type
 import re
 
 ETC_SYSTEM = '/etc/system'
-# Solaris 11.4 asks for a file of one's own under /etc/system.d instead of edits to /etc/system
-# (Oracle Solaris 11.4 Tunable Parameters Reference Manual, "Tuning an Oracle Solaris System").
+# Solaris 11.2 and later, and illumos since 2019 (illumos 9696), read the files of /etc/system.d
+# before /etc/system; system(5) and Oracle's Solaris 11.4 tuning guide ("/etc/system.d/ Directory
+# Files") ask for a file of one's own there instead of edits to /etc/system.
 SYSTEM_D = '/etc/system.d'
+# Our own file there (system(5): a site prefix for files no package delivers).
+OWN_FILE = SYSTEM_D + '/dbhost-tuning'
 _FILE_NAME = re.compile(r'^[A-Za-z0-9_][A-Za-z0-9_.:-]*\Z')
 
 
@@ -38,7 +41,7 @@ def check_file(path, has_system_d):
     if not _FILE_NAME.match(name):
         return 'file %r: give a plain file name in %s (letters, digits, "_", ".", ":", "-")' % (path, SYSTEM_D)
     if not has_system_d:
-        return ('file %r: this release has no %s (Solaris 10 and 11.0-11.3 read only %s): use %s'
+        return ('file %r: this release has no %s (Solaris 10, 11.0 and 11.1 read only %s): use %s'
                 % (path, SYSTEM_D, ETC_SYSTEM, ETC_SYSTEM))
     return None
 

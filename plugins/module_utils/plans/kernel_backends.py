@@ -22,7 +22,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.engine import journa
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import sysfs
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import confine, rooted
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import confine, read_text, rooted
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import PENDING_REBOOT
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import cmdline
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import etc_system
@@ -303,18 +303,27 @@ class FreeBSDBackend(LinuxBackend):
 
 class SunOSBackend(object):
     """Persisted as ``set module:variable=value`` in /etc/system, or in a file of /etc/system.d
-    where the release has that folder (Solaris 11.4), read at the next boot.
+    where the release has that folder (Solaris 11.2 and later, illumos since 2019), read at
+    the next boot.  By default our own file there, as system(5) and Oracle's 11.4 tuning guide
+    ask, else /etc/system.  At boot the files of /etc/system.d (C order, no dot files) are read
+    first and /etc/system last: the last setting of a key wins (system(5)).
 
     The running kernel's value is not read (that needs mdb -k); a change is reported
     pending_reboot with reboot_required.
     """
 
-    default_file = etc_system.ETC_SYSTEM
     live_available = False
     live_needs = PENDING_REBOOT
 
     def __init__(self, root, runner=None):
         self.root = root
+
+    @property
+    def default_file(self):
+        return etc_system.OWN_FILE if self._has_system_d() else etc_system.ETC_SYSTEM
+
+    def _has_system_d(self):
+        return os.path.isdir(rooted(self.root, etc_system.SYSTEM_D))
 
     @staticmethod
     def validate_name(name):
@@ -330,7 +339,7 @@ class SunOSBackend(object):
         return etc_system.normalize_value(value)
 
     def check_file(self, path):
-        reason = etc_system.check_file(path, os.path.isdir(rooted(self.root, etc_system.SYSTEM_D)))
+        reason = etc_system.check_file(path, self._has_system_d())
         if reason:
             raise InputError(reason)
 
@@ -342,8 +351,24 @@ class SunOSBackend(object):
         return None
 
     def persisted_resolver(self, our_file, our_text):
-        values = etc_system.parse(our_text)
-        return lambda key: (values[key][0], our_file) if key in values else (None, None)
+        """key -> (value at the next boot, the file it comes from), every file read in boot order."""
+        values = {}
+        for shown, text in self.boot_texts(our_file, our_text):
+            for key, (value, dummy) in etc_system.parse(text).items():
+                values[key] = (value, shown)
+        return lambda key: values.get(key, (None, None))
+
+    def boot_texts(self, our_file, our_text):
+        """[(file, text)] as the boot reads them: /etc/system.d/* in C order, then /etc/system."""
+        shown = []
+        if self._has_system_d():
+            folder = rooted(self.root, etc_system.SYSTEM_D)
+            shown = [etc_system.SYSTEM_D + '/' + name for name in os.listdir(folder)
+                     if not name.startswith('.') and os.path.isfile(os.path.join(folder, name))]
+        if our_file != etc_system.ETC_SYSTEM and our_file not in shown:
+            shown.append(our_file)
+        order = sorted(shown) + [etc_system.ETC_SYSTEM]
+        return [(path, our_text if path == our_file else read_text(rooted(self.root, path))) for path in order]
 
     def values_of(self, text):
         return dict((key, value) for key, (value, dummy) in etc_system.parse(text).items())

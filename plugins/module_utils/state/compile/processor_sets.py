@@ -64,10 +64,10 @@ PSET_AWARE = ('seed 000 (memory on the board): lgrp_mem_pset_aware = 1, so that 
 
 
 def _sunos_memory_on_the_board(state, root):
-    """SunOS: lgrp_mem_pset_aware in /etc/system (next boot), for shared memory on the set's board."""
+    """SunOS: lgrp_mem_pset_aware (next boot), for shared memory on the set's board; in the kernel_params
+    module's default file (our file in /etc/system.d where the release has that folder, else /etc/system)."""
     state.add('kernel_params', 'lgrp_mem_pset_aware', '1', compare.EXACT, 'processor_sets', PSET_AWARE)
-    state.calls.append(Call('kernel_params', 'processor_sets', dict(file='/etc/system', root=root,
-                                                                   mode=compare.EXACT)))
+    state.calls.append(Call('kernel_params', 'processor_sets', dict(root=root, mode=compare.EXACT)))
 
 
 def _single_node(mems, cpus, topology=None):

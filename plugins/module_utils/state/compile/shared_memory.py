@@ -46,7 +46,9 @@ SOURCES = {
 SYSCTL_HEADER = ('# Managed by dbhost.tuning.shared_memory (sized by sizing/shm.py); local edits to these '
                  'keys are overwritten.')
 # Where the shm keys go off Linux (on Linux: shared_memory_sysctl_file).
-SYSCTL_FILES = {'FreeBSD': '/etc/sysctl.conf', 'SunOS': '/etc/system'}
+# SunOS: None, the kernel_params module's default - a file of its own in /etc/system.d where the
+# release has that folder, else /etc/system.
+SYSCTL_FILES = {'FreeBSD': '/etc/sysctl.conf', 'SunOS': None}
 
 
 def compile_shared_memory(state, v, facts, numa_node=None):

@@ -286,11 +286,11 @@ def test_read_only_key_is_unsupported_not_failed(root, run_module):
     assert record['detail'].endswith('not set live; wrote it to %s for a boot where it can be set' % OUR_FILE)
 
 
-@pytest.mark.parametrize('release, has_system_d', [('Solaris 10', False), ('Solaris 11.3', False),
+@pytest.mark.parametrize('release, has_system_d', [('Solaris 10', False), ('Solaris 11.1', False),
                                                    ('Solaris 11.4', True), ('illumos', True)])
 def test_sunos_system_d_file_where_the_release_has_it(tmp_path, run_module, monkeypatch, release, has_system_d):
-    """Solaris 11.4 ships /etc/system.d and asks for a file there (Oracle Solaris 11.4 Tunable
-    Parameters Reference Manual); Solaris 10 and 11.0-11.3 read /etc/system only."""
+    """Solaris 11.2 and later and illumos (9696) have /etc/system.d, and Oracle's 11.4 tuning guide
+    asks for a file there; Solaris 10, 11.0 and 11.1 read /etc/system only."""
     monkeypatch.setattr(_platform, 'system', lambda: 'SunOS')
     base = str(tmp_path)
     os.makedirs(os.path.join(base, 'etc', 'system.d') if has_system_d else os.path.join(base, 'etc'))
@@ -307,3 +307,51 @@ def test_sunos_system_d_file_where_the_release_has_it(tmp_path, run_module, monk
     assert read(base, '/etc/system') == '* vendor file\n'
     again = run_module(kernel_params, args)
     assert again['changed'] is False and [s['status'] for s in again['settings']] == ['ok']
+
+
+
+def _sunos_tree(base, system_d=None, etc_system='* vendor file\n'):
+    os.makedirs(os.path.join(base, 'etc'))
+    if system_d is not None:
+        os.makedirs(os.path.join(base, 'etc', 'system.d'))
+        for name, text in system_d.items():
+            with open(os.path.join(base, 'etc', 'system.d', name), 'w') as handle:
+                handle.write(text)
+    with open(os.path.join(base, 'etc', 'system'), 'w') as handle:
+        handle.write(etc_system)
+
+
+@pytest.mark.parametrize('system_d, written', [(None, '/etc/system'), ({}, '/etc/system.d/dbhost-tuning')])
+def test_sunos_default_file_follows_the_release(tmp_path, run_module, monkeypatch, system_d, written):
+    """Without file: our own /etc/system.d file where the release has the folder, else /etc/system."""
+    monkeypatch.setattr(_platform, 'system', lambda: 'SunOS')
+    base = str(tmp_path)
+    _sunos_tree(base, system_d)
+    result = run_module(kernel_params, {'params': {'lgrp_mem_pset_aware': 1}, 'root': base})
+    assert result['settings'][0]['target'] == written and result['settings'][0]['status'] == 'pending_reboot'
+    assert read(base, written).endswith('set lgrp_mem_pset_aware=1\n')
+
+
+def test_sunos_etc_system_read_last_wins_over_system_d(tmp_path, run_module, monkeypatch):
+    """system(5): /etc/system.d is read before /etc/system, so a line there with another value wins."""
+    monkeypatch.setattr(_platform, 'system', lambda: 'SunOS')
+    base = str(tmp_path)
+    _sunos_tree(base, {}, etc_system='* vendor file\nSET lgrp_mem_pset_aware = 0\n')
+    args = {'params': {'lgrp_mem_pset_aware': 1}, 'root': base, 'fail_on_shadowed': False}
+    record = run_module(kernel_params, args)['settings'][0]
+    assert record['status'] == 'shadowed' and record['persisted'] == '0'
+    assert '/etc/system' in record['detail']
+    assert read(base, '/etc/system.d/dbhost-tuning') == 'set lgrp_mem_pset_aware=1\n'
+
+
+def test_sunos_system_d_files_in_c_order(tmp_path, run_module, monkeypatch):
+    """A later file of /etc/system.d (C order) wins over ours; a dot file is not read."""
+    monkeypatch.setattr(_platform, 'system', lambda: 'SunOS')
+    base = str(tmp_path)
+    _sunos_tree(base, {'zz-site': 'set lgrp_mem_pset_aware=0\n', '.self-assembly': 'set lgrp_mem_pset_aware=0\n'})
+    args = {'params': {'lgrp_mem_pset_aware': 1}, 'root': base, 'fail_on_shadowed': False}
+    record = run_module(kernel_params, args)['settings'][0]
+    assert record['status'] == 'shadowed' and '/etc/system.d/zz-site' in record['detail']
+    os.remove(os.path.join(base, 'etc', 'system.d', 'zz-site'))
+    again = run_module(kernel_params, args)['settings'][0]
+    assert again['status'] == 'ok' and again['persisted'] == '1'

@@ -353,11 +353,14 @@ class Result(object):
 
     def add(self, setting):
         """Add a record.  ``changed`` follows what was (or, in check mode, would be)
-        done: CHANGED and DRIFT set it; a pending status alone does not, so that a
-        second run while a restart is still pending stays idempotent.  Modules call
-        mark_changed() or add_diff() for the writes behind a pending status."""
+        done: CHANGED and, in check mode, DRIFT set it; a pending status alone does not,
+        so that a second run while a restart is still pending stays idempotent.  Outside
+        check mode a DRIFT record is a read-only check of the running system's answer (the
+        database did not get it) that no write of this run changes: it leaves ``changed``
+        alone, so that a rerun stays idempotent.  Modules call mark_changed() or add_diff()
+        for the writes behind a pending status."""
         self.settings.append(setting)
-        if setting.status in (CHANGED, DRIFT):
+        if setting.status == CHANGED or (setting.status == DRIFT and self.check_mode):
             self.changed = True
         if setting.status == PENDING_RESTART:
             self.restart_required = True

@@ -49,6 +49,15 @@ def test_check_mode_drift_means_changed():
     assert [s.name for s in result.drifted_settings()] == ['a']
 
 
+def test_a_read_only_drift_outside_check_mode_is_no_change():
+    """A record of what the running system does not get (pmap, a later run cannot fix it by
+    writing) is drift without changed, so that a rerun stays idempotent."""
+    result = r.Result(check_mode=False)
+    result.add(r.Setting('memory:oracle', status=r.DRIFT, detail='4G lies outside lgroup(s) 2'))
+    assert not result.changed
+    assert [s.name for s in result.drifted_settings()] == ['memory:oracle']
+
+
 def test_unknown_status_refused():
     with pytest.raises(ValueError):
         r.Setting('a', status='fine')

@@ -96,8 +96,10 @@ def test_sysv_running_but_no_large_pages_is_drift(tmp_path):
     server = Server(tmp_path, running_type='sysv', pmap='pmap-xs-postgres-sysv-8k.txt', pid=2411)
     with open(server.conf, 'a') as handle:
         handle.write('shared_memory_type = sysv\n')
-    record = by_name(run(server))[pg_ism.NAME]
+    result = run(server)
+    record = by_name(result)[pg_ism.NAME]
     assert record.status == 'drift' and 'all in 8K pages' in record.detail
+    assert result.changed is False
 
 
 def test_sysv_running_but_segment_not_ism_is_drift(tmp_path):

@@ -648,6 +648,7 @@ def test_memory_spread_over_boards_pending_restart_then_drift_then_ok(args):
     solaris.calls = []
     again = run(solaris, args)
     assert solaris.mutations() == [] and again.as_dict()['settings'][-1]['status'] == 'drift'
+    assert again.changed is False
     # The database started again in the set with lgrp_mem_pset_aware = 1: its SGA on board 2.
     solaris.sga = [(2, 4194304), (None, 262144)]
     solaris.calls = []

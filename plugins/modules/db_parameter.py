@@ -53,9 +53,10 @@ description:
     RV(restart_required=true) while the running server has another value. Oracle and MySQL parameters are only
     persisted by this module, so every Oracle or MySQL change waits for a restart.
   - On SunOS, when PostgreSQL gets C(shared_memory_type=sysv), a record C(shared memory as ISM) reads C(pmap -xs) of
-    the postmaster (its pid from C(postmaster.pid) in the data directory) - V(ok) when Intimate Shared Memory holds
-    the main segment in large pages, V(pending_restart) while the server still runs with another
-    C(shared_memory_type), V(drift) otherwise, V(unsupported) with the reason when the server cannot be read.
+    the postmaster (its pid and start time from C(postmaster.pid) in the data directory) - V(ok) when Intimate Shared
+    Memory holds the main segment in large pages, V(pending_restart) while the server still runs with another
+    C(shared_memory_type) (or, psql unreachable, its configuration changed after it started), V(drift) otherwise,
+    V(unsupported) with the reason when the postmaster cannot be read.
 author:
   - dbhost.tuning contributors (!UNKNOWN)
 options:

@@ -229,13 +229,6 @@ class PostgresqlEngine(Engine):
             raise OSError('psql exited %d: %s' % (rc, (err or out or '').strip()[:500]))
         return out
 
-    def data_directory(self):
-        """The running server's data directory (pg_settings), through psql."""
-        out = self._psql("SELECT setting FROM pg_settings WHERE name = 'data_directory'").strip()
-        if not out:
-            raise OSError('pg_settings shows no data_directory to this login')
-        return out
-
     def read_live(self, keys):
         names = ', '.join("'%s'" % key for key in sorted(keys))
         out = self._psql('SELECT name, coalesce(unit, \'\'), context, current_setting(name) FROM pg_settings '

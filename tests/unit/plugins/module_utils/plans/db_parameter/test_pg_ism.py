@@ -7,6 +7,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import os
+import time
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter import pg_ism
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter import plan as dbp
@@ -28,15 +29,17 @@ class Server(object):
         os.makedirs(self.data)
         self.conf = str(tmp_path / 'postgresql.conf')
         with open(self.conf, 'w') as handle:
-            handle.write("# PostgreSQL 15 on Solaris 11.4\nshared_buffers = 1GB\n")
+            handle.write("# PostgreSQL 15 on Solaris 11.4\ndata_directory = '%s'\nshared_buffers = 1GB\n" % self.data)
         self.settings = {'shared_memory_type': ('', 'postmaster', running_type)}
-        self.start(pid, pmap)
+        self.start(pid, pmap, started=1733580000)
         self.calls = []
+        self.psql_down = False
 
-    def start(self, pid, pmap):
-        # miscinit.c: the postmaster's pid on the first line, the data directory on the second.
+    def start(self, pid, pmap, started=None):
+        # miscinit.c: the postmaster's pid, the data directory, its start time (epoch seconds), ...
+        started = int(time.time()) + 5 if started is None else started
         with open(os.path.join(self.data, 'postmaster.pid'), 'w') as handle:
-            handle.write('%d\n%s\n1733580000\n5432\n/tmp\n*\n  5432001    27\nready   \n' % (pid, self.data))
+            handle.write('%d\n%s\n%d\n5432\n/tmp\n*\n  5432001    27\nready   \n' % (pid, self.data, started))
         self.pid, self.pmap = pid, pmap
 
     def restart(self, pid, pmap):
@@ -50,9 +53,9 @@ class Server(object):
         if argv[0] == 'pmap':
             return (0, fixture(self.pmap), '') if argv[2] == str(self.pid) else \
                 (1, '', 'pmap: cannot examine %s: no such process\n' % argv[2])
+        if self.psql_down:
+            return 2, '', 'psql: error: connection to server on socket "/tmp/.s.PGSQL.5432" failed\n'
         sql = argv[argv.index('-c') + 1]
-        if "name = 'data_directory'" in sql:
-            return 0, self.data + '\n', ''
         rows = ['\x1f'.join((name,) + row) for name, row in sorted(self.settings.items()) if "'%s'" % name in sql]
         return 0, ''.join(row + '\n' for row in rows), ''
 
@@ -125,9 +128,30 @@ def test_no_ism_record_off_sunos_or_without_sysv(tmp_path):
     assert not [c for c in server.calls if c[0] == 'pmap']
 
 
-def test_postmaster_pid_first_line():
-    assert pg_ism.postmaster_pid('2377\n/var/postgres/15/data\n') == 2377
-    assert pg_ism.postmaster_pid('') is None and pg_ism.postmaster_pid('x\n') is None
+def test_postmaster_pid_first_and_third_lines():
+    assert pg_ism.postmaster_pid('2377\n/var/postgres/15/data\n1733580000\n5432\n') == (2377, 1733580000)
+    assert pg_ism.postmaster_pid('') == (None, None) and pg_ism.postmaster_pid('x\n') == (None, None)
+
+
+def test_without_psql_the_start_time_tells_a_pending_restart(tmp_path):
+    """psql unreachable (on SunOS it cannot run as postgres under root): postmaster.pid's start
+    time against the configuration's mtime still tells pending_restart from drift."""
+    server = Server(tmp_path)
+    server.psql_down = True
+    records = by_name(run(server))
+    assert records[pg_ism.NAME].status == 'pending_restart'
+    assert 'changed after the postmaster started' in records[pg_ism.NAME].detail
+    server.start(2209, 'pmap-xs-postgres-mmap.txt')  # started again after the write, still mmap
+    assert by_name(run(server))[pg_ism.NAME].status == 'drift'
+
+
+def test_a_tree_under_root_is_not_the_running_server(tmp_path):
+    server = Server(tmp_path)
+    result = dbp.DbParameter('postgresql', {'shared_memory_type': 'sysv'}, path=server.conf, root='/',
+                             runner=None, which=lambda name: None, euid=1000, system_name='SunOS',
+                             find_server=lambda major: None, check_mode=True).run()
+    record = by_name(result)[pg_ism.NAME]
+    assert record.status == 'unsupported' and 'on the host itself only' in record.detail
 
 
 def test_the_platform_is_the_running_one_when_not_given(tmp_path, monkeypatch):

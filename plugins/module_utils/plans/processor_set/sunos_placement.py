@@ -18,7 +18,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import DRIFT, OK, PENDING_RESTART, Setting
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import (
+    DRIFT, OK, PENDING_RESTART, UNSUPPORTED, Setting)
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans import sunos_memory
 
 RESTART = ('binding moves threads, not memory already allocated: start the database again in the set, with '
@@ -38,6 +39,9 @@ def read_memory(plan, groups):
         return {'lgroups': wanted, 'status': OK, 'live': None,
                 'detail': 'one leaf lgroup (lgrpinfo -G): all memory is local to every CPU'}
     rc, out, err = plan.runner(['pmap', '-Ls'] + [str(pid) for pid in pids])
+    if rc != 0 and not (out or '').strip():
+        return {'lgroups': wanted, 'status': UNSUPPORTED, 'live': None,
+                'detail': 'pmap -Ls failed: %s' % ((err or '').strip() or 'exit status %d' % rc)}
     status, live, detail = sunos_memory.placement_check(out, wanted)
     if rc != 0 and (err or '').strip():
         detail += '; pmap: %s' % err.strip().splitlines()[0]

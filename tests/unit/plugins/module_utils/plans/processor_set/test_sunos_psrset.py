@@ -680,3 +680,10 @@ def test_memory_not_read_without_processes():
     result = run(solaris, PSRSET_ARGS)
     assert 'memory:oracle' not in [name for name, status in statuses(result)]
     assert not [c for c in solaris.calls if c.startswith(('pmap', 'lgrpinfo'))]
+
+
+def test_memory_unreadable_is_unsupported_with_why():
+    solaris = Solaris()
+    solaris.do_pmap = lambda args: (1, '', 'pmap: cannot examine 2012: permission denied\n')
+    record = run(solaris, PSRSET_ARGS).as_dict()['settings'][-1]
+    assert record['status'] == 'unsupported' and 'permission denied' in record['detail']

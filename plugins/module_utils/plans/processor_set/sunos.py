@@ -94,7 +94,7 @@ class SunOSProcessorSet(Plan):
         self.topology = None
         self.lgroups = None
 
-    def run(self, argv):
+    def run_command(self, argv):
         """(rc, stdout, stderr) of ``argv``; a command that changes the host is said first."""
         if _changes_the_host(argv):
             journal.before('unsupported', 'processor_set %s: %s' % (self.name, argv[0]), root=self.root,
@@ -103,7 +103,7 @@ class SunOSProcessorSet(Plan):
         return self.runner(argv)
 
     def run_ok(self, argv, what=None):
-        rc, out, err = self.run(argv)
+        rc, out, err = self.run_command(argv)
         if rc != 0:
             raise InputError('%s failed (rc=%d): %s' % (what or ' '.join(argv), rc, (err or out).strip()))
         return out
@@ -351,13 +351,13 @@ class SunOSProcessorSet(Plan):
         an assignment can fail ("cannot assign processor 4: Device busy"): a set left behind by
         a failed create is removed again, so that the next run does not find its CPUs taken."""
         argv = ['psrset', '-c'] + [str(c) for c in self.cpus]
-        rc, out, err = self.run(argv)
+        rc, out, err = self.run_command(argv)
         set_id = parse_psrset_created(out)
         if rc == 0:
             return set_id
         message = 'psrset -c %s failed (rc=%d): %s' % (' '.join(argv[2:]), rc, (err or out).strip())
         if set_id is not None:
-            rc_d, out_d, err_d = self.run(['psrset', '-d', str(set_id)])
+            rc_d, out_d, err_d = self.run_command(['psrset', '-d', str(set_id)])
             message += '; the half-made processor set %d %s' % (
                 set_id, 'was removed again' if rc_d == 0 else
                 'could not be removed (psrset -d %d: %s)' % (set_id, (err_d or out_d).strip()))

@@ -45,6 +45,7 @@ def check_file(path, has_system_d):
                 % (path, SYSTEM_D, ETC_SYSTEM, ETC_SYSTEM))
     return None
 
+
 # system(5): the keywords are case-insensitive (``SET`` and ``Set`` work too); the variable
 # name is a kernel symbol and keeps its case.
 _SET = re.compile(r'^(?P<lead>\s*[Ss][Ee][Tt]\s+)(?P<key>[A-Za-z_][A-Za-z0-9_]*(?::[A-Za-z_][A-Za-z0-9_]*)?)'

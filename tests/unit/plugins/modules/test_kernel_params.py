@@ -309,7 +309,6 @@ def test_sunos_system_d_file_where_the_release_has_it(tmp_path, run_module, monk
     assert again['changed'] is False and [s['status'] for s in again['settings']] == ['ok']
 
 
-
 def _sunos_tree(base, system_d=None, etc_system='* vendor file\n'):
     os.makedirs(os.path.join(base, 'etc'))
     if system_d is not None:

@@ -530,9 +530,8 @@ def test_projects_priv_is_privileged(sunos, run_module):
 
 
 def test_projects_units_are_written_in_plain_decimal_bytes(sunos, run_module):
-    args = {'projects': [{'name': 'user.oracle', 'attributes': {'project.max-shm-memory': '(privileged,8G,deny)',
-                                                                 'project.max-locked-memory': '(priv, 512MB, deny)'}}],
-            'root': sunos}
+    attributes = {'project.max-shm-memory': '(privileged,8G,deny)', 'project.max-locked-memory': '(priv, 512MB, deny)'}
+    args = {'projects': [{'name': 'user.oracle', 'attributes': attributes}], 'root': sunos}
     result = run_module(resource_limits, args)
     assert result['changed'] is True
     line = [l for l in read(sunos, '/etc/project').splitlines() if l.startswith('user.oracle:')][0]

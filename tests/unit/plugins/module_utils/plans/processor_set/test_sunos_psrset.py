@@ -629,7 +629,6 @@ def test_poolcfg_commands_are_one_transaction():
     assert not [name for name in os.listdir('/tmp') if name.startswith('dbhost-poolcfg.')]
 
 
-
 # ------------------------------------------------------------------ issue 45: seed 000, memory on the board
 SPREAD = [(1, 2097152), (2, 2097152), (None, 262144)]  # lgrp_mem_pset_aware = 0: both boards (os/lgrp.c)
 

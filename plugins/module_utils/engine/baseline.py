@@ -12,7 +12,11 @@ What is kept, each the first time the collection changes it (the first value win
 apply with other values never replaces an entry):
 
 - ``files``: every file written or removed, by its name on the managed system: its whole
-  content, mode and owner, or that it did not exist (and which of its folders did not);
+  content, mode and owner, or that it did not exist (and which of its folders did not); and
+  ``writes``, every write of it, in order, as the text before it and the text written (None:
+  removed), so that a revert takes back only the lines the collection changed
+  (engine/merge.py) and keeps what an admin changed since.  An entry without ``writes``
+  (kept by a version before them) is put back whole, the text there kept as a backup;
 - ``live``: every kernel pseudo-file written (``/proc/sys/...``, ``/sys/...``): its value;
 - ``unsupported``: what a revert cannot put back (a remount, Oracle's spfile, processes bound
   to CPUs), with why.
@@ -93,11 +97,20 @@ def _entry_problem(section, entry):
             return 'existed but has no content and mode'
         if not entry['existed'] and not isinstance(entry.get('folders', []), list):
             return 'folders is not a list'
+        if not _writes_ok(entry.get('writes', [])):
+            return 'writes is not a list of {before, after} texts'
     elif section == 'live' and not isinstance(entry.get('value'), str):
         return 'has no value'
     elif section == 'unsupported' and not isinstance(entry.get('detail'), str):
         return 'has no detail'
     return None
+
+
+def _writes_ok(writes):
+    texts = (str, type(None))
+    return isinstance(writes, list) and all(
+        isinstance(write, dict) and isinstance(write.get('before'), texts) and isinstance(write.get('after'), texts)
+        for write in writes)
 
 
 def check(data, shown):
@@ -200,7 +213,7 @@ class Capture(object):
                 return root, name
         return None, None
 
-    def __call__(self, event, path, value=None, detail=None, root=None, made=()):
+    def __call__(self, event, path, value=None, detail=None, root=None, made=(), written=None):
         if event == 'unsupported':
             root, key = root_of(root), path
             if root not in self.loaded:
@@ -213,21 +226,35 @@ class Capture(object):
                 event, detail = 'unsupported', 'its value could not be read before it was written'
         section = {'file': 'files', 'live': 'live'}.get(event, 'unsupported')
         data = self.loaded.get(root)
-        if data is not None and data['state'] == APPLIED and key in data[section]:
-            return   # the first value wins
         if data is None or data['state'] == REVERTED:
             data = empty()
+        entry = data[section].get(key)
+        if entry is None:
+            if event == 'file':
+                entry = file_entry(root, path, made)
+            elif event == 'live':
+                entry = {'value': value}
+            else:
+                entry = {'detail': detail}
+            entry['kind'] = self.kind
+            entry['captured'] = now()
+            if event == 'file':
+                entry['writes'] = []
+        elif event != 'file' or 'writes' not in entry:
+            return   # the first value wins (an entry kept without writes stays a whole-file one)
         if event == 'file':
-            entry = file_entry(root, path, made)
-        elif event == 'live':
-            entry = {'value': value}
-        else:
-            entry = {'detail': detail}
-        entry['kind'] = self.kind
-        entry['captured'] = now()
+            entry = dict(entry, writes=entry['writes'] + [_write(path, written)])
         data = dict(data, **{section: dict(data[section], **{key: entry})})
         save(root, data)
         self.loaded[root] = data
+
+
+def _write(host_path, written):
+    """One write of ``host_path`` as the baseline keeps it: the text there now and the text written."""
+    before = regular.read_bytes(host_path, host_path) if regular.existing(host_path, host_path) else None
+    if isinstance(written, bytes):
+        written = written.decode('utf-8', 'surrogateescape')
+    return {'before': None if before is None else before.decode('utf-8', 'surrogateescape'), 'after': written}
 
 
 def begin(roots, capture=True):

@@ -362,7 +362,7 @@ def write_atomic(path, content, module=None, mode=0o644, make_parents=False, bac
             raise host_error('writing', target, exc)
         try:
             if note:   # last step before the change: what fails earlier leaves no trace in the baseline
-                journal.before('file', target, made=made)
+                journal.before('file', target, made=made, written=content)
             _move(module, tmp, target, None if existing is not None else mode)
         except OSError as exc:
             raise host_error('replacing', target, exc)

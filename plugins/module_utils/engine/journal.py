@@ -42,7 +42,8 @@ def watch(watcher):
 
 def before(event, path, **facts):
     """Say, before it is made, the change about to be made: ``event`` is 'file' (``path``, a
-    file on this host, is about to be written or removed), 'live' (the kernel pseudo-file
+    file on this host, is about to be written with ``written`` or removed: ``written``
+    None), 'live' (the kernel pseudo-file
     ``path`` held ``value``) or 'unsupported' (``path`` names what changes, ``detail`` why a
     revert cannot put it back, ``root`` the managed root).  The watcher may refuse (raise):
     the change is then not made."""

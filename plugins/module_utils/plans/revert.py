@@ -7,8 +7,15 @@ The baseline (engine/baseline.py) holds, for each root, every file the collectio
 removed (its content, mode and owner, or that it did not exist, with the folders made for
 it) and every kernel pseudo-file it wrote (the value before).  A revert:
 
-1. puts every file back (atomically, through files.write_atomic), removes the files that did
-   not exist and then the folders made for them, when empty;
+1. puts back, in every file, only the lines the collection's writes changed (engine/merge.py
+   takes each write the baseline keeps back out of the text there now): every line an admin
+   added or changed since stays byte for byte, and where an admin changed a line the
+   collection wrote, the admin's line stays and the record names it (``edited since
+   tuning``).  A file the collection made is removed when nothing but its lines is in it,
+   and then the folders made for it, when empty; otherwise the lines left are kept and
+   named.  A file nobody edited comes back whole, with its mode and owner.  An entry kept
+   by a version that recorded no writes is put back whole, the text there now kept as a
+   backup beside it (and said).  Atomically, through files.write_atomic;
 2. runs the reloads the apply of those files runs: ``udevadm control --reload`` after udev
    rules, ``systemctl daemon-reload`` after unit drop-ins and fstab, update-grub (or
    grub-mkconfig) after a GRUB file (on the running system, when the program is there and
@@ -20,7 +27,11 @@ it) and every kernel pseudo-file it wrote (the value before).  A revert:
    restart (a service's drop-in, limits.d for new sessions, a database's parameter file) or
    a reboot (fstab: the mount keeps its options until it is mounted again).
 
-A second revert finds everything as the baseline says and changes nothing.  When every
+A second revert finds everything as the baseline says and changes nothing.  Check mode
+computes the same texts and predicts the same statuses (a pool the kernel cannot shrink
+below the pages in use, a reboot or restart a file waits for), so that its records are the
+real run's, ``would be`` in front of each detail and ``drift`` where the real run says
+``changed``.  When every
 item was put back, the baseline is marked ``reverted`` (kept, so that the second revert can
 say so); the next apply starts a new one.  Check mode changes nothing and shows each file's
 diff.  Nothing is captured while reverting (``captures_baseline``).
@@ -36,6 +47,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.engine import compar
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import baseline
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import files
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import journal
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import merge
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import sysfs
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError, host_error
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import (
@@ -80,6 +92,27 @@ def consequence(key, kind):
     return None, None, ''
 
 
+def file_plan(entry, now):
+    """What a revert makes of one file the baseline holds, whose text is ``now`` (None: absent):
+    {now, want (None: remove it), whole (the text before tuning, whole), old (an entry without
+    writes: put back whole, a backup kept), kept (the lines edited since tuning that stay, as
+    merge.edited_lines() says them), conflicts (regions both changed: the admin's stay)}."""
+    before = entry['content'] if entry['existed'] else None
+    writes = entry.get('writes')
+    plan = {'now': now, 'want': before, 'whole': True, 'old': False, 'kept': [], 'conflicts': []}
+    if writes is None:
+        plan['old'] = now is not None and now != before
+        return plan
+    if not writes or (now is None and entry['existed']):
+        # nothing to merge with: no write recorded, or the file removed since (no line of anyone's left)
+        return plan
+    want, conflicts = merge.take_back(now, writes, entry['existed'])
+    if want != before:
+        plan.update(want=want, whole=False, kept=merge.edited_lines(before, want), conflicts=conflicts,
+                    created=not entry['existed'])
+    return plan
+
+
 def _pool_in_use(key, after, want):
     """A huge page pool the kernel kept above the smaller size written back: pages that running
     processes (a database's shared memory) hold are freed only when they release them."""
@@ -91,13 +124,67 @@ def _pool_in_use(key, after, want):
         return False
 
 
-def _in_use_detail(root, key, after, want):
+def _in_use_detail(root, key, after, want, will=False):
     free = sysfs.read_value(files.kernel_path(root, os.path.dirname(key) + '/free_hugepages')) \
-        if key.startswith('/sys/') else None
+        if key.startswith('/sys/') and not will else None
     held = ' (%d of them in use)' % (int(after) - int(free)) if free is not None and str(free).strip().isdigit() else ''
-    return ('the kernel kept %s pages after %s was written%s: pages running processes hold (a database\'s shared '
+    return ('the kernel %s %s pages after %s %s written%s: pages running processes hold (a database\'s shared '
             'memory) are freed when they release them, at a restart of the database or the next boot, whose '
-            'sources are put back' % (str(after).strip(), want, held))
+            'sources are put back' % ('will keep' if will else 'kept', str(after).strip(), want,
+                                      'is' if will else 'was', held))
+
+
+def _pool_kept(root, key, now, want):
+    """The pages a huge page pool will keep when ``want`` is written, when more than ``want``, else None:
+    the kernel never frees pages in use or reserved (mm/hugetlb.c set_max_huge_pages: no fewer than
+    reserved + total - free)."""
+    if not key.endswith(('/nr_hugepages', '/nr_hugepages_mempolicy')):
+        return None
+    if key.startswith('/sys/'):
+        folder = os.path.dirname(key)
+        counts = [sysfs.read_value(files.kernel_path(root, folder + '/' + name))
+                  for name in ('free_hugepages', 'resv_hugepages')]
+    else:
+        meminfo = files.read_text(files.kernel_path(root, '/proc/meminfo')) or ''
+        fields = dict(line.split(':', 1) for line in meminfo.splitlines() if ':' in line)
+        counts = [fields.get('HugePages_Free'), fields.get('HugePages_Rsvd')]
+    try:
+        free = int(str(counts[0]).strip())
+        reserved = int(str(counts[1]).strip()) if counts[1] is not None else 0
+        floor = int(str(now).strip()) - free + reserved
+        return floor if floor > int(str(want).strip()) else None
+    except (TypeError, ValueError):
+        return None
+
+
+_SHOWN = 12
+
+
+def _edited_note(plan):
+    """What a record says of the lines edited since tuning that the revert keeps (a list of 0 or 1 phrases)."""
+    if plan['old']:
+        return ['put back whole: this baseline, kept by an older version, holds no record of the lines tuning '
+                'wrote; the text there now is kept as a backup beside it']
+    if not plan['kept']:
+        return []
+    shown = plan['kept'][:_SHOWN]
+    more = ' (and %d more)' % (len(plan['kept']) - _SHOWN) if len(plan['kept']) > _SHOWN else ''
+    clash = ('; of them, where tuning wrote a line an admin changed since, the admin\'s is kept: %s'
+             % ' | '.join(line.rstrip('\n') for region in plan['conflicts'] for line in region[1])) \
+        if plan['conflicts'] else ''
+    return ['edited since tuning, kept as it is now: %s%s%s' % (' | '.join(shown), more, clash)]
+
+
+def _action(plan, folders):
+    """What a revert does to a file, as a past participle (check mode puts ``would be`` in front)."""
+    made = ('; the folders made for it removed: %s' % ', '.join(folders)) if folders else ''
+    if plan['want'] is None:
+        return 'removed (it did not exist before tuning)' + made
+    if plan['whole']:
+        return 'restored'
+    if plan.get('created'):
+        return 'emptied of the lines tuning wrote and kept: it holds lines edited since tuning' + made
+    return 'put back line by line: the lines tuning changed are as before it, every other line as it is now'
 
 
 class Revert(Plan):
@@ -152,18 +239,22 @@ class Revert(Plan):
 
     # ------------------------------------------------------------------ apply
     def apply(self, desired, live, persisted, module):
-        done = {'files': {}, 'live': {}, 'reloads': [], 'reload_errors': [], 'folders': {}}
+        done = {'files': {}, 'live': {}, 'reloads': [], 'reload_errors': [], 'folders': {}, 'plans': {},
+                'backups': {}}
         wanted = set()
+        for root, section, key, entry in desired:
+            if section == 'files':
+                done['plans'][(root, key)] = file_plan(entry, live[(root, section, key)])
         # the files this revert removes: a folder made for one of them may hold another
-        going = set(files.rooted(root, key) for root, section, key, entry in desired
-                    if section == 'files' and not entry['existed'] and live[(root, section, key)] is not None)
+        going = set(files.rooted(root, key) for (root, key), plan in done['plans'].items()
+                    if plan['want'] is None and plan['now'] is not None)
         emptied = []
         for root, section, key, entry in desired:
             if section != 'files':
                 continue
-            want = entry['content'] if entry['existed'] else None
-            change = files.FileChange(files.rooted(root, key), live[(root, section, key)], want, key, root=root)
-            folders = self._folders_left(root, key, entry, going) if not entry['existed'] else []
+            plan = done['plans'][(root, key)]
+            change = files.FileChange(files.rooted(root, key), plan['now'], plan['want'], key, root=root)
+            folders = self._folders_left(root, key, entry, going) if plan['want'] is None else []
             done['folders'][(root, key)] = folders
             if not (change.needed or folders):
                 continue
@@ -174,8 +265,8 @@ class Revert(Plan):
                 continue
             if change.needed:
                 change.tidy()
-                change.apply(module, mode=entry.get('mode', 0o644))
-            if change.needed and entry['existed']:
+                done['backups'][(root, key)] = change.apply(module, backup_file=plan['old'], mode=entry.get('mode', 0o644))
+            if change.needed and plan['whole'] and entry['existed']:
                 self._restore_metadata(files.rooted(root, key), entry)
             emptied.extend(files.rooted(root, folder) for folder in folders)
             done['files'][(root, key)] = True
@@ -272,22 +363,28 @@ class Revert(Plan):
             self._mark_reverted()
 
     def _file_record(self, result, root, key, entry, before, done):
-        want = entry['content'] if entry['existed'] else None
+        plan = done['plans'][(root, key)]
+        want = plan['want']
         folders = done['folders'].get((root, key)) or []
         needed = before != want or bool(folders)
         result.add_diff(key, before, want)
-        desired = 'as before tuning (%d bytes)' % len(want) if want is not None else 'absent'
+        desired = 'absent' if want is None else 'as before tuning (%d bytes)' % len(want) if plan['whole'] else \
+            'the lines tuning changed as before it, the others as now (%d bytes)' % len(want)
         now = 'absent' if before is None else 'present' if want is None else \
             'as before tuning' if before == want else 'changed since (%d bytes)' % len(before)
-        reload_kind, waits, why = consequence(key, entry.get('kind'))
+        edited = _edited_note(plan)
+        if edited:
+            result.warnings.append('%s: %s' % (key, edited))
         if not needed:
-            return Setting(key, key, desired, None, now, OK, 'as before tuning')
-        made = ('; the folders made for it removed: %s' % ', '.join(folders)) if folders else ''
-        action = 'restored' if want is not None else 'removed (it did not exist before tuning)'
+            return Setting(key, key, desired, None, now, OK, '; '.join(['as before tuning'] + edited))
+        waits, why = consequence(key, entry.get('kind'))[1:]
+        detail = '; '.join([_action(plan, folders)] + ([why] if why else []) + edited)
         if self.check_mode:
-            return Setting(key, key, desired, None, now, DRIFT, 'would be %s%s' % (action, made))
+            return Setting(key, key, desired, None, now, waits or DRIFT, 'would be ' + detail)
         result.mark_changed()
-        detail = '%s%s%s' % (action, made, ('; ' + why) if why else '')
+        backup = done['backups'].get((root, key))
+        if backup:
+            result.extra.setdefault('backups', []).append(backup)
         return Setting(key, key, desired, None, desired, waits or CHANGED, detail)
 
     def _live_record(self, root, key, entry, before, done):
@@ -298,10 +395,15 @@ class Revert(Plan):
         if compare.same_value(before, want):
             return Setting(key, key, want, before, None, OK, 'as before tuning')
         if self.check_mode:
+            kept = _pool_kept(root, key, before, want)
+            if kept is not None:
+                return Setting(key, key, want, before, None, PENDING_RESTART, 'would be set back from %s; %s' % (
+                    before, _in_use_detail(root, key, kept, want, will=True)))
             return Setting(key, key, want, before, None, DRIFT, 'would be set back from %s' % before)
         after, error = done['live'].get((root, key), (before, 'not written'))
         if not error and _pool_in_use(key, after, want):
-            return Setting(key, key, want, after, None, PENDING_RESTART, _in_use_detail(root, key, after, want))
+            return Setting(key, key, want, after, None, PENDING_RESTART,
+                           'set back from %s; %s' % (before, _in_use_detail(root, key, after, want)))
         if error or not compare.same_value(after, want):
             return Setting(key, key, want, after, None, FAILED,
                            error or 'the kernel kept %s after %s was written' % (after, want))

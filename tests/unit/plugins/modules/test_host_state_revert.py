@@ -159,10 +159,17 @@ def test_check_mode_apply_keeps_no_baseline(tmp_path, run_module):
 def test_the_first_value_wins(tmp_path, run_module):
     root = _host(tmp_path)
     run_module(_module('kernel_params'), dict(fake_host.BASELINE['kernel_params'], root=root))
-    text = read(root, KEPT)
+    first = kept(root)
     second = run_module(_module('kernel_params'), dict(root=root, params={'fs.aio-max-nr': 2097152}))
     assert second['changed'] is True and read(root, AIO).strip() == '2097152'
-    assert read(root, KEPT) == text
+    now = kept(root)
+    # the values before stay the first ones; each write is added to the file's writes
+    assert now['live'] == first['live']
+    entry, was = now['files'][SYSCTL_FILE], first['files'][SYSCTL_FILE]
+    assert dict(entry, writes=None) == dict(was, writes=None)
+    assert entry['writes'][:1] == was['writes'] and len(entry['writes']) == 2
+    assert entry['writes'][1]['before'] == was['writes'][0]['after']
+    assert entry['writes'][1]['after'] == read(root, SYSCTL_FILE)
     revert(run_module, root)
     assert read(root, AIO) == '65536\n'
     assert not os.path.exists(os.path.join(root, SYSCTL_FILE.lstrip('/')))

@@ -1,0 +1,210 @@
+# -*- coding: utf-8 -*-
+"""A revert after an admin edited the files tuning wrote (plans/revert.py, engine/merge.py).
+
+Per shared file kind, on a test tree through the modules' main(): apply, then an admin adds a
+line at the top and one at the end of the file, then host_state state=revert.  The file is
+then the text before tuning with the admin's two lines where the admin put them, byte for
+byte; the record names the file as edited since tuning, with the lines; the check-mode
+preview changes nothing and its records are the real run's.  A file the collection made
+keeps only the admin's lines; a line both changed keeps the admin's; a baseline of an older
+version (no ``writes``) puts the file back whole and keeps a backup.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import glob
+import importlib
+import json
+import os
+
+import pytest
+
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms
+from ansible_collections.dbhost.tuning.tests.unit.helpers import digest, put, read
+from ansible_collections.dbhost.tuning.tests.unit.plugins.modules import fake_host
+
+KEPT = '/var/lib/dbhost-tuning/baseline.json'
+ETC_SYSTEM = '* /etc/system\nset shmsys:shminfo_shmmax=0x1000\nforceload: sys/shmsys\n'
+ETC_PROJECT = ('system:0::::\nuser.root:1::::\ndefault:3::::\n'
+               'user.oracle:100:Oracle:oracle::project.max-shm-memory=(privileged,4294967296,deny)\n')
+VFSTAB = ('#device\t\tdevice\t\tmount\tFS\tfsck\tmount\tmount\n'
+          '/dev/dsk/c1t0d0s0\t/dev/rdsk/c1t0d0s0\t/\tufs\t1\tno\t-\n'
+          '/dev/dsk/c1t1d0s0\t/dev/rdsk/c1t1d0s0\t/u03\tufs\t2\tyes\t-\n'
+          'swap\t-\t/tmp\ttmpfs\t-\tyes\t-\n')
+GRUB = 'GRUB_DEFAULT=0\nGRUB_TIMEOUT=5\nGRUB_CMDLINE_LINUX_DEFAULT="quiet"\nGRUB_CMDLINE_LINUX=""\n'
+RUNNING = 'BOOT_IMAGE=/boot/vmlinuz-6.1.0-18-amd64 root=UUID=0a1b ro quiet\n'
+
+# (id, platform, module, arguments, the shared file, the admin's first line, the admin's last line)
+SHARED = [
+    ('fstab', 'Linux', 'mount_options', fake_host.BASELINE['mount_options'], '/etc/fstab',
+     '# the backup disk, added by hand\n', '/dev/vdb1 /backup ext4 defaults 0 2\n'),
+    ('vfstab', 'SunOS', 'mount_options', {'path': '/u03', 'present': ['forcedirectio']}, '/etc/vfstab',
+     '# the backup disk, added by hand\n', '/dev/dsk/c2t0d0s0\t/dev/rdsk/c2t0d0s0\t/backup\tufs\t2\tyes\t-\n'),
+    ('postgresql.conf', 'Linux', 'db_parameter', fake_host.BASELINE['db_parameter'], fake_host.PGCONF,
+     '# tuned by hand as well\n', 'log_min_duration_statement = 250\n'),
+    ('my.cnf', 'Linux', 'db_parameter', {'engine': 'mysql', 'path': fake_host.MYCNF,
+                                         'params': {'innodb_flush_method': 'O_DIRECT'}}, fake_host.MYCNF,
+     '# tuned by hand as well\n', 'max_connections = 500\n'),
+    ('init.ora', 'Linux', 'db_parameter', {'engine': 'oracle', 'path': fake_host.PFILE,
+                                           'params': {'filesystemio_options': 'SETALL'}}, fake_host.PFILE,
+     '# tuned by hand as well\n', '*.processes=600\n'),
+    ('limits.conf', 'Linux', 'resource_limits', dict(fake_host.BASELINE['resource_limits'],
+                                                     limits_file='/etc/security/limits.conf'), '/etc/security/limits.conf',
+     '# added by hand\n', '@dba             hard    nproc           16384\n'),
+    ('/etc/system', 'SunOS', 'kernel_params', {'params': {'shmsys:shminfo_shmmax': 4294967295,
+                                                          'semsys:seminfo_semmni': 100}}, '/etc/system',
+     '* added by hand\n', 'set rlim_fd_max=65536\n'),
+    ('/etc/project', 'SunOS', 'resource_limits', {'projects': [{'name': 'user.oracle', 'attributes': {
+        'project.max-shm-memory': '(privileged,8589934592,deny)'}}]}, '/etc/project',
+     '# added by hand\n', 'user.backup:200:Backup:backup::\n'),
+]
+
+
+def _module(name):
+    return importlib.import_module('ansible_collections.dbhost.tuning.plugins.modules.%s' % name)
+
+
+def _host(tmp_path, monkeypatch, system):
+    monkeypatch.setattr(platforms, 'system', lambda: system)
+    root = fake_host.build(str(tmp_path / 'host'))
+    put(root, '/etc/system', ETC_SYSTEM)
+    put(root, '/etc/project', ETC_PROJECT)
+    put(root, '/etc/vfstab', VFSTAB)
+    put(root, '/etc/default/grub', GRUB)
+    put(root, '/proc/cmdline', RUNNING)
+    return root
+
+
+def revert(run_module, root, check_mode=False):
+    return run_module(_module('host_state'), {'state': 'revert', 'roles': ['kernel_params'],
+                                              'inputs': {'kernel_params': {'kernel_params_root': root}}},
+                      check_mode=check_mode, diff=True)
+
+
+def preview_of(records):
+    """What a check-mode revert and the real one must agree on, record by record: the name, what
+    is written back, the status (``drift`` in check mode is ``changed``) and the detail (``would
+    be`` in front in check mode)."""
+    def one(record):
+        detail = record['detail']
+        detail = detail[len('would be '):] if detail.startswith('would be ') else detail
+        status = 'changed' if record['status'] == 'drift' else record['status']
+        return (record['name'], record['desired'], status, detail)
+    return sorted(one(record) for record in records)
+
+
+def edit(text, first, last):
+    return first + text + last
+
+
+def check_then_revert(run_module, root):
+    """The check-mode preview (nothing touched), then the real revert; both results."""
+    before = digest(root)
+    preview = revert(run_module, root, check_mode=True)
+    assert not preview.get('failed'), preview
+    assert digest(root) == before
+    done = revert(run_module, root)
+    assert not done.get('failed'), done
+    assert preview_of(preview['settings']) == preview_of(done['settings'])
+    assert [diff['before_header'] for diff in preview.get('diff', [])] == \
+        [diff['before_header'] for diff in done.get('diff', [])]
+    return preview, done
+
+
+@pytest.mark.parametrize('name,system,module,args,shared,first,last', SHARED, ids=[case[0] for case in SHARED])
+def test_a_revert_keeps_the_lines_an_admin_added_byte_for_byte(tmp_path, monkeypatch, run_module, name, system,
+                                                               module, args, shared, first, last):
+    root = _host(tmp_path, monkeypatch, system)
+    original = read(root, shared)
+    applied = run_module(_module(module), dict(args, root=root))
+    assert not applied.get('failed'), applied
+    tuned = read(root, shared)
+    assert tuned != original
+    put(root, shared, edit(tuned, first, last))
+
+    preview, done = check_then_revert(run_module, root)
+    assert read(root, shared) == edit(original, first, last), name
+    for result in (preview, done):
+        record = dict((record['name'], record) for record in result['settings'])[shared]
+        assert 'edited since tuning' in record['detail'] and 'line by line' in record['detail']
+        assert '+ ' + first.rstrip('\n') in record['detail'] and '+ ' + last.rstrip('\n') in record['detail']
+        said = [warning['event']['msg'] for warning in result.get('warnings', [])]
+        assert any(shared in warning and 'edited since tuning' in warning for warning in said), said
+    diff = [item for item in preview['diff'] if item['before_header'] == shared][0]
+    assert diff['before'] == edit(tuned, first, last) and diff['after'] == edit(original, first, last)
+
+    tree = digest(root)
+    again = revert(run_module, root)
+    assert again['changed'] is False and digest(root) == tree
+
+
+def test_an_admin_line_in_a_file_tuning_made_is_kept_and_the_file_stays(tmp_path, monkeypatch, run_module):
+    root = _host(tmp_path, monkeypatch, 'Linux')
+    run_module(_module('kernel_cmdline'), dict(fake_host.BASELINE['kernel_cmdline'], root=root))
+    dropin = '/etc/default/grub.d/99-dbhost-tuning.cfg'
+    admin = 'GRUB_TIMEOUT=1\n'
+    put(root, dropin, read(root, dropin) + admin)
+    preview, done = check_then_revert(run_module, root)
+    assert read(root, dropin) == admin
+    assert read(root, '/etc/default/grub') == GRUB
+    record = dict((record['name'], record) for record in done['settings'])[dropin]
+    assert record['detail'].startswith('emptied of the lines tuning wrote and kept')
+    assert '+ GRUB_TIMEOUT=1' in record['detail'] and record['status'] == 'pending_reboot'
+
+
+def test_a_file_tuning_made_and_nobody_edited_is_removed(tmp_path, monkeypatch, run_module):
+    root = _host(tmp_path, monkeypatch, 'Linux')
+    run_module(_module('kernel_params'), dict(fake_host.BASELINE['kernel_params'], root=root))
+    ours = '/etc/sysctl.d/90-dbhost-tuning.conf'
+    assert os.path.exists(os.path.join(root, ours.lstrip('/')))
+    check_then_revert(run_module, root)
+    assert not os.path.exists(os.path.join(root, ours.lstrip('/')))
+
+
+def test_a_line_tuning_wrote_and_an_admin_changed_since_keeps_the_admin_s(tmp_path, monkeypatch, run_module):
+    root = _host(tmp_path, monkeypatch, 'Linux')
+    original = read(root, fake_host.PGCONF)
+    run_module(_module('db_parameter'), dict(fake_host.BASELINE['db_parameter'], root=root))
+    tuned = read(root, fake_host.PGCONF)
+    assert "work_mem = '8MB'" in tuned or 'work_mem = 8MB' in tuned
+    hand = tuned.replace('8MB', '16MB') + 'log_min_duration_statement = 250\n'
+    put(root, fake_host.PGCONF, hand)
+    preview, done = check_then_revert(run_module, root)
+    text = read(root, fake_host.PGCONF)
+    assert text.replace('16MB', '8MB') == tuned + 'log_min_duration_statement = 250\n'
+    assert text != original
+    record = dict((record['name'], record) for record in done['settings'])[fake_host.PGCONF]
+    assert "the admin's is kept" in record['detail'] and '16MB' in record['detail']
+
+
+def test_two_applies_then_an_edit_take_back_both_writes(tmp_path, monkeypatch, run_module):
+    root = _host(tmp_path, monkeypatch, 'Linux')
+    original = read(root, fake_host.PGCONF)
+    run_module(_module('db_parameter'), dict(fake_host.BASELINE['db_parameter'], root=root))
+    put(root, fake_host.PGCONF, read(root, fake_host.PGCONF) + 'log_min_duration_statement = 250\n')
+    run_module(_module('db_parameter'), dict(fake_host.BASELINE['db_parameter'], root=root,
+                                             params={'work_mem': '8MB', 'maintenance_work_mem': '1GB'}))
+    put(root, fake_host.PGCONF, read(root, fake_host.PGCONF) + 'log_lock_waits = on\n')
+    check_then_revert(run_module, root)
+    assert read(root, fake_host.PGCONF) == original + 'log_min_duration_statement = 250\nlog_lock_waits = on\n'
+
+
+def test_a_baseline_without_writes_puts_the_file_back_whole_and_keeps_a_backup(tmp_path, monkeypatch, run_module):
+    root = _host(tmp_path, monkeypatch, 'Linux')
+    original = read(root, '/etc/fstab')
+    run_module(_module('mount_options'), dict(fake_host.BASELINE['mount_options'], root=root))
+    data = json.loads(read(root, KEPT))
+    for entry in data['files'].values():
+        del entry['writes']   # as a version before writes kept it
+    put(root, KEPT, json.dumps(data))
+    hand = read(root, '/etc/fstab') + '/dev/vdb1 /backup ext4 defaults 0 2\n'
+    put(root, '/etc/fstab', hand)
+    preview, done = check_then_revert(run_module, root)
+    assert read(root, '/etc/fstab') == original
+    record = dict((record['name'], record) for record in done['settings'])['/etc/fstab']
+    assert 'older version' in record['detail'] and 'backup' in record['detail']
+    backups = glob.glob(os.path.join(root, 'etc', 'fstab.*~'))
+    assert len(backups) == 1 and open(backups[0]).read() == hand
+    assert done['backups'] == backups

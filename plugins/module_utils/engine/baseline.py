@@ -142,18 +142,19 @@ def load(root):
 
     BaselineError, naming the file, when it cannot be read or is not a baseline."""
     path = location(root)
+    shown = files.shown_name(path)
     try:
         text = files.read_text(path)
     except (HostError, InputError, IOError, OSError) as exc:
-        raise BaselineError('the baseline %s cannot be read (%s); nothing was changed' % (path, exc))
+        raise BaselineError('the baseline %s cannot be read (%s); nothing was changed' % (shown, exc))
     if text is None:
         return None
     try:
         data = json.loads(text)
     except ValueError as exc:
         raise BaselineError('the baseline %s is not valid JSON (%s); nothing was changed (move it away only if the '
-                            'host is as it was before tuning)' % (path, exc))
-    return check(data, path)
+                            'host is as it was before tuning)' % (shown, exc))
+    return check(data, shown)
 
 
 def save(root, data):

@@ -208,3 +208,16 @@ def test_a_baseline_without_writes_puts_the_file_back_whole_and_keeps_a_backup(t
     backups = glob.glob(os.path.join(root, 'etc', 'fstab.*~'))
     assert len(backups) == 1 and open(backups[0]).read() == hand
     assert done['backups'] == backups
+
+
+def test_a_baseline_that_is_a_link_is_named_as_the_link_with_its_target(tmp_path, monkeypatch, run_module):
+    root = _host(tmp_path, monkeypatch, 'Linux')
+    put(root, '/etc/passwd', 'root:x:0:0:root:/root:/bin/bash\n')
+    link = os.path.join(root, KEPT.lstrip('/'))
+    os.makedirs(os.path.dirname(link))
+    os.symlink('/etc/passwd', link)
+    before = digest(root)
+    result = revert(run_module, root)
+    assert result['failed'] is True and digest(root) == before
+    assert 'the baseline %s (a link to %s) is not valid JSON' % (link, os.path.join(root, 'etc/passwd')) \
+        in result['msg'], result['msg']

@@ -142,7 +142,9 @@ def load(root):
 
     BaselineError, naming the file, when it cannot be read or is not a baseline."""
     path = location(root)
-    shown = files.shown_name(path)
+    # named as the admin knows it: the link, and where it leads (the target is not the file to move)
+    asked = os.path.join(place(root_of(root)), PATH.lstrip('/'))
+    shown = asked if os.path.abspath(asked) == str(path) else '%s (a link to %s)' % (asked, path)
     try:
         text = files.read_text(path)
     except (HostError, InputError, IOError, OSError) as exc:

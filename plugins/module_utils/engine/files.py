@@ -224,13 +224,6 @@ def _shown(path, target):
     return name if os.path.abspath(name) == target else '%s (a link to %s)' % (name, target)
 
 
-def shown_name(path):
-    """A resolved path (a HostPath) as a message names it: the name asked for, and where its
-    links lead when they do ('/var/lib/x (a link to /etc/passwd)'), so that the admin acts on
-    the name they know."""
-    return _shown(path, os.path.abspath(str(path)))
-
-
 def check_regular(path, root=None):
     """Refuse (FileKindError naming it) a ``path`` that is masked or is anything but a regular
     file; return its stat, or None when nothing is there.  Reads nothing."""

@@ -11,6 +11,11 @@
   all: neither the ASCII blank nor any other character ``str.isspace()`` or the Unicode
   separator categories (Z*) count, since the file formats split their fields on them.
 - A path may hold the ASCII space (fstab writes it ``\\040``), and no other space.
+- No value is a number that is not finite: a float infinity or NaN (YAML ``.inf``,
+  ``.nan``), ``inf``, ``-inf`` or ``nan`` as text, or digits too large for a float
+  (``1e309``, ``1e309MB``), whatever the option: each kind would otherwise convert it
+  late, in its own way (an OverflowError, "cannot convert float infinity to integer").
+  ``infinity`` and ``unlimited``, which limits take, are words, not numbers, and pass.
 - ``root`` is an absolute path to an existing folder; an empty string is refused (it is
   not "/": a variable that came out empty is a mistake, not a wish to act on the host).
 
@@ -24,7 +29,9 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import math
 import os
+import re
 import unicodedata
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
@@ -83,6 +90,28 @@ def check_text(value, option, allow='\t', secret=False):
         char = bad_character(value, name=False, allow=allow)
         if char is not None:
             _refuse(option, value, char, secret)
+    return value
+
+
+# A number as a value spells it: a sign, digits, a point, an exponent, then maybe a unit (MB, kB, %).
+_NUMBER = re.compile(r'^\s*([+-]?(?:\d[\d_]*\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*[A-Za-z%]*\s*$')
+_NOT_FINITE = ('inf', '+inf', '-inf', 'nan', '+nan', '-nan')
+
+
+def check_finite(value, option, secret=False):
+    """A value that is a number is a finite one (InputError naming the option otherwise)."""
+    number = None
+    if isinstance(value, float):
+        number = value
+    elif isinstance(value, str):
+        if value.strip().lower() in _NOT_FINITE:
+            number = float('nan')
+        else:
+            match = _NUMBER.match(value)
+            number = float(match.group(1).replace('_', '')) if match else None
+    if number is not None and not math.isfinite(number):
+        raise InputError('%s: %s is not a finite number (infinite, NaN, or too large for any setting); give a '
+                         'finite value' % (option, 'the value' if secret else repr(value)))
     return value
 
 
@@ -150,6 +179,7 @@ def check_tree(value, option, secret=False):
             check_tree(item, '%s[%d]' % (option, index), secret)
     else:
         check_text(value, option, secret=secret)
+        check_finite(value, option, secret)
     return value
 
 

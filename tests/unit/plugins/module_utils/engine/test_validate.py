@@ -144,3 +144,23 @@ def test_cpu_numbers_stop_at_65535():
     assert numa.parse_cpu_list('65535') == [65535]
     with pytest.raises(numa.CpuListError, match='beyond any kernel'):
         numa.parse_cpu_list('65536')
+
+
+@pytest.mark.parametrize('value', [float('inf'), float('-inf'), float('nan'), 'inf', '-inf', '+INF', 'nan', ' NaN ',
+                                   '1e309', '-1e309', '1e309MB', '1_0e400kB', '.5e999'])
+def test_a_number_that_is_not_finite_is_refused_naming_the_option(value):
+    with pytest.raises(InputError, match=r'^params\.work_mem: .* is not a finite number'):
+        validate.check_params({'params': {'work_mem': value}}, {'params': {'type': 'dict'}})
+
+
+@pytest.mark.parametrize('value', [1e308, '1e308', '8MB', '-1', 'infinity', 'unlimited', 'information', '0x10', 'na n',
+                                   'SETALL', 5, True])
+def test_finite_numbers_and_words_pass(value):
+    assert validate.check_finite(value, 'params.x') == value
+    validate.check_params({'params': {'x': value}}, {'params': {'type': 'dict'}})
+
+
+def test_a_secret_non_finite_value_is_not_shown():
+    with pytest.raises(InputError) as raised:
+        validate.check_params({'password': 'nan'}, {'password': {'no_log': True}})
+    assert 'nan' not in str(raised.value).split(':', 1)[1].replace('finite number', '')

@@ -104,7 +104,7 @@ def run_plan(module, make_plan):
         module.warn(warning)
     problem = plan.failure_message(result)
     if problem:
-        module.fail_json(msg=problem, **output)
+        module.fail_json(msg=_with_written(problem, output), **output)
     gate = drift_gate_message(output.get('settings'), (getattr(module, 'params', None) or {}).get('fail_on_drift'))
     if gate:
         # The drift check's gate: the task fails because of these records, and says so
@@ -140,6 +140,16 @@ def json_safe(value):
     if isinstance(value, (list, tuple)):
         return [json_safe(item) for item in value]
     return value
+
+
+def _with_written(problem, output):
+    """A run that failed after writing (a shadowed setting fails once its file is written) says
+    what it wrote and keeps (``written`` in the result too), so the admin knows what is on disk."""
+    written = journal.changes()
+    if not written:
+        return problem
+    output['written'] = written
+    return '%s; written before this failure, and kept: %s' % (problem, ', '.join(written))
 
 
 def _with_changes(message, changes):

@@ -107,6 +107,10 @@ def test_shadowed_by_a_later_file(root, run_module):
     result = run_module(kernel_params, {'params': {'kernel.shmmni': 4096}, 'root': root})
     assert result['failed'] is True
     assert '99-other.conf' in result['msg'] and 'kernel.shmmni' in result['msg']
+    # the failure comes after the file was written: it says so, naming it
+    wrote = 'wrote %s' % os.path.join(root, OUR_FILE.lstrip('/'))
+    assert 'written before this failure, and kept: ' in result['msg'] and wrote in result['msg']
+    assert wrote in result['written']
     record = records(result)['kernel.shmmni']
     assert record['status'] == 'shadowed' and record['persisted'] == '100'
     assert '/etc/sysctl.d/99-other.conf' in record['detail']

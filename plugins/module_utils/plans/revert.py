@@ -124,18 +124,24 @@ def _pool_in_use(key, after, want):
         return False
 
 
-def _in_use_detail(root, key, after, want, will=False):
-    free = sysfs.read_value(files.kernel_path(root, os.path.dirname(key) + '/free_hugepages')) \
-        if key.startswith('/sys/') and not will else None
-    held = ' (%d of them in use)' % (int(after) - int(free)) if free is not None and str(free).strip().isdigit() else ''
-    return ('the kernel %s %s pages after %s %s written%s: pages running processes hold (a database\'s shared '
+def _in_use_detail(after, in_use, want):
+    """Why a huge page pool stays above ``want``: the same words before (check mode) and after the write."""
+    held = ' (%s of them in use)' % in_use if in_use is not None else ''
+    return ('the kernel keeps %s pages when %s is written%s: pages running processes hold (a database\'s shared '
             'memory) are freed when they release them, at a restart of the database or the next boot, whose '
-            'sources are put back' % ('will keep' if will else 'kept', str(after).strip(), want,
-                                      'is' if will else 'was', held))
+            'sources are put back' % (str(after).strip(), want, held))
+
+
+def _in_use_now(root, key, after):
+    """The pages of a pool in use once written down to ``after``: all but the free ones."""
+    if not key.startswith('/sys/'):
+        return None
+    free = sysfs.read_value(files.kernel_path(root, os.path.dirname(key) + '/free_hugepages'))
+    return int(after) - int(free) if free is not None and str(free).strip().isdigit() else None
 
 
 def _pool_kept(root, key, now, want):
-    """The pages a huge page pool will keep when ``want`` is written, when more than ``want``, else None:
+    """(pages kept, of them in use) of a huge page pool when ``want`` is written, when more than ``want``, else None:
     the kernel never frees pages in use or reserved (mm/hugetlb.c set_max_huge_pages: no fewer than
     reserved + total - free)."""
     if not key.endswith(('/nr_hugepages', '/nr_hugepages_mempolicy')):
@@ -152,7 +158,7 @@ def _pool_kept(root, key, now, want):
         free = int(str(counts[0]).strip())
         reserved = int(str(counts[1]).strip()) if counts[1] is not None else 0
         floor = int(str(now).strip()) - free + reserved
-        return floor if floor > int(str(want).strip()) else None
+        return (floor, floor - reserved) if floor > int(str(want).strip()) else None
     except (TypeError, ValueError):
         return None
 
@@ -277,8 +283,7 @@ class Revert(Plan):
             except OSError as exc:
                 raise host_error('removing the folder', host, exc)
             journal.record('removed the folder %s' % host)
-        if not self.check_mode:
-            self._reload(wanted, done)
+        self._reload(wanted, done)
         for root, section, key, entry in desired:
             if section != 'live' or self.check_mode:
                 continue
@@ -319,7 +324,7 @@ class Revert(Plan):
             os.chown(host, uid, gid)
 
     def _reload(self, wanted, done):
-        """The reloads the files put back need, on the running system only."""
+        """The reloads the files put back need, on the running system only (check mode: the ones it would run)."""
         if not wanted or self.runner is None or any(os.path.realpath(root) != '/' for root in self.roots):
             return
         commands = []
@@ -336,8 +341,10 @@ class Revert(Plan):
             else:
                 commands.append((argv, ' '.join([os.path.basename(argv[0])] + argv[1:])))
         for argv, label in commands:
-            rc, out, err = self.runner(argv)
             done['reloads'].append(label)
+            if self.check_mode:
+                continue
+            rc, out, err = self.runner(argv)
             if rc != 0:
                 done['reload_errors'].append('%s failed (%s)' % (' '.join(argv), (err or out or 'exit status %d' % rc)
                                                                  .strip()))
@@ -350,6 +357,11 @@ class Revert(Plan):
                 setting = self._file_record(result, root, key, entry, live[(root, section, key)], done)
             elif section == 'live':
                 setting = self._live_record(root, key, entry, live[(root, section, key)], done)
+                if setting.status in (CHANGED, DRIFT):
+                    # --diff shows the live value written back beside the files (a diff marks the run changed:
+                    # not for a pool the kernel keeps up, which a second revert writes again)
+                    result.add_diff(key, '%s\n' % str(live[(root, section, key)]).strip(),
+                                    '%s\n' % str(entry['value']).strip())
             else:
                 setting = Setting(key, key, None, None, None, UNSUPPORTED,
                                   'a revert cannot put this back: %s' % entry['detail'])
@@ -379,9 +391,9 @@ class Revert(Plan):
             return Setting(key, key, desired, None, now, OK, '; '.join(['as before tuning'] + edited))
         waits, why = consequence(key, entry.get('kind'))[1:]
         detail = '; '.join([_action(plan, folders)] + ([why] if why else []) + edited)
+        result.mark_changed()
         if self.check_mode:
             return Setting(key, key, desired, None, now, waits or DRIFT, 'would be ' + detail)
-        result.mark_changed()
         backup = done['backups'].get((root, key))
         if backup:
             result.extra.setdefault('backups', []).append(backup)
@@ -398,12 +410,12 @@ class Revert(Plan):
             kept = _pool_kept(root, key, before, want)
             if kept is not None:
                 return Setting(key, key, want, before, None, PENDING_RESTART, 'would be set back from %s; %s' % (
-                    before, _in_use_detail(root, key, kept, want, will=True)))
+                    before, _in_use_detail(kept[0], kept[1] if key.startswith('/sys/') else None, want)))
             return Setting(key, key, want, before, None, DRIFT, 'would be set back from %s' % before)
         after, error = done['live'].get((root, key), (before, 'not written'))
         if not error and _pool_in_use(key, after, want):
             return Setting(key, key, want, after, None, PENDING_RESTART,
-                           'set back from %s; %s' % (before, _in_use_detail(root, key, after, want)))
+                           'set back from %s; %s' % (before, _in_use_detail(after, _in_use_now(root, key, after), want)))
         if error or not compare.same_value(after, want):
             return Setting(key, key, want, after, None, FAILED,
                            error or 'the kernel kept %s after %s was written' % (after, want))

@@ -67,3 +67,22 @@ def test_revert_of_a_host_never_tuned_fails_naming_the_baseline(tmp_path):
     assert done.returncode == 2, output
     assert 'no baseline at %s/var/lib/dbhost-tuning/baseline.json' % root in output
     assert digest(root) == before
+
+
+def test_check_then_revert_keeps_an_admin_line_and_names_the_file(tmp_path):
+    root = fake_host.build(str(tmp_path / 'host'))
+    done, output = playbook(tmp_path, root, 'tune.yml')
+    assert done.returncode == 0, output
+    ours = os.path.join(root, 'etc/sysctl.d/90-dbhost-tuning.conf')
+    with open(ours, 'a') as handle:
+        handle.write('net.core.somaxconn = 4096\n')
+    tuned = digest(root)
+    done, output = playbook(tmp_path, root, 'revert.yml', '--check', '--diff')
+    assert done.returncode == 0 and digest(root) == tuned, output
+    assert 'edited since tuning, kept as it is now: + net.core.somaxconn = 4096' in output, output
+    assert '/proc/sys/fs/aio-max-nr = 65536 (drift)' in output, output
+    done, output = playbook(tmp_path, root, 'revert.yml')
+    assert done.returncode == 0, output
+    assert '/proc/sys/fs/aio-max-nr = 65536 (changed)' in output, output
+    with open(ours) as handle:
+        assert handle.read() == 'net.core.somaxconn = 4096\n'

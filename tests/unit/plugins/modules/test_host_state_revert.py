@@ -351,7 +351,7 @@ def test_huge_pages_a_database_still_holds_wait_for_its_restart(tmp_path, run_mo
     assert not done.get('failed'), done
     record = next(entry for entry in done['settings'] if entry['name'] == pool)
     assert record['status'] == 'pending_restart' and record['live'] == '12', record
-    assert 'the kernel kept 12 pages after 0 was written (8 of them in use)' in record['detail']
+    assert 'the kernel keeps 12 pages when 0 is written (8 of them in use)' in record['detail']
     assert kept(root)['state'] == 'reverted'
     assert not os.path.exists(os.path.join(root, 'etc/sysctl.d/90-dbhost-tuning-hugepages.conf'))
 

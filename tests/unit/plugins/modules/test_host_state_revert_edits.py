@@ -130,8 +130,6 @@ def test_a_revert_keeps_the_lines_an_admin_added_byte_for_byte(tmp_path, monkeyp
         record = dict((record['name'], record) for record in result['settings'])[shared]
         assert 'edited since tuning' in record['detail'] and 'line by line' in record['detail']
         assert '+ ' + first.rstrip('\n') in record['detail'] and '+ ' + last.rstrip('\n') in record['detail']
-        said = [warning['event']['msg'] for warning in result.get('warnings', [])]
-        assert any(shared in warning and 'edited since tuning' in warning for warning in said), said
     diff = [item for item in preview['diff'] if item['before_header'] == shared][0]
     assert diff['before'] == edit(tuned, first, last) and diff['after'] == edit(original, first, last)
 
@@ -221,3 +219,50 @@ def test_a_baseline_that_is_a_link_is_named_as_the_link_with_its_target(tmp_path
     assert result['failed'] is True and digest(root) == before
     assert 'the baseline %s (a link to %s) is not valid JSON' % (link, os.path.join(root, 'etc/passwd')) \
         in result['msg'], result['msg']
+
+
+def test_the_preview_of_a_whole_host_is_the_real_revert(tmp_path, monkeypatch, run_module):
+    # every kind applied on one host, then an admin's line in fstab: the check-mode records
+    # (statuses, pending ones included, details, what is written back) and diffs are the real run's
+    from ansible_collections.dbhost.tuning.tests.unit.plugins.modules import test_host_state_revert as kinds
+    root = _host(tmp_path, monkeypatch, 'Linux')
+    put(root, '/etc/systemd/system/postgresql.service', '[Service]\nExecStart=/usr/bin/postgres\n')
+    for dummy, module, args in kinds.CASES:
+        applied = run_module(_module(module), dict(args, root=root))
+        assert not applied.get('failed'), applied
+    put(root, '/etc/fstab', read(root, '/etc/fstab') + '/dev/vdb1 /backup ext4 defaults 0 2\n')
+    # no process holds the pool's pages: all of them free, as the kernel says then
+    put(root, fake_host.HUGE_2M + '/free_hugepages', read(root, fake_host.HUGE_2M + '/nr_hugepages'))
+    preview, done = check_then_revert(run_module, root)
+    statuses = set(record['status'] for record in done['settings'])
+    assert set(['pending_reboot', 'pending_restart', 'changed']) <= statuses, statuses
+    assert preview['restart_required'] == done['restart_required'] and preview['changed'] == done['changed']
+    assert preview['reboot_required'] == done['reboot_required'] is True
+    live = [record for record in preview['settings'] if record['name'].startswith(('/proc/', '/sys/'))]
+    assert live and all(record['desired'] is not None for record in live)
+    assert set(diff['before_header'] for diff in preview['diff']) >= set(record['name'] for record in live
+                                                                      if record['status'] == 'drift')
+
+
+def test_the_preview_says_the_pool_the_kernel_keeps_as_the_real_run_does(tmp_path, monkeypatch, run_module):
+    from ansible_collections.dbhost.tuning.plugins.module_utils.engine import sysfs
+    root = _host(tmp_path, monkeypatch, 'Linux')
+    run_module(_module('hugepages'), dict(fake_host.BASELINE['hugepages'], root=root))
+    pool = fake_host.HUGE_2M + '/nr_hugepages'
+    put(root, pool, '12\n')
+    put(root, fake_host.HUGE_2M + '/free_hugepages', '4\n')     # 8 pages in use: the kernel keeps them
+    write = sysfs._write
+
+    def held(path, data):
+        # the kernel frees the 4 free pages and keeps the 8 in use
+        if path.endswith(pool):
+            data = str(max(int(data.decode().strip() or 0), 8)).encode() + b'\n'
+            write(path.replace('nr_hugepages', 'free_hugepages'), b'0\n')
+        write(path, data)
+    monkeypatch.setattr(sysfs, '_write', held)
+    preview, done = check_then_revert(run_module, root)
+    for result in (preview, done):
+        record = dict((record['name'], record) for record in result['settings'])[pool]
+        assert record['status'] == 'pending_restart', record
+    assert 'the kernel keeps 8 pages when 0 is written (8 of them in use)' in \
+        dict((record['name'], record) for record in preview['settings'])[pool]['detail']

@@ -199,7 +199,7 @@ def test_readme_commands_give_the_documented_outcome(installed):
     # facts: what sizing reads, a few lines
     assert '"memory: RAM ' in facts.stdout and '"queue"' not in facts.stdout, facts.stdout
     assert len(facts.stdout.splitlines()) < 60
-    # revert: "back to the values before tuning: changed, exit 0"
+    # revert: "what tuning changed back as before, later edits kept: changed, exit 0"
     assert 'changed, exit 0' in outcomes[6][1]
     assert re.search(r'%s\s*: ok=\d+\s+changed=[1-9]' % re.escape(host), revert_out), revert_out
     assert digest(root, skip=BASELINE_FOLDER) == untouched

@@ -20,6 +20,10 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import difflib
+import re
+
+# A section's header in the sectioned formats (systemd units and drop-ins, my.cnf, TuneD profiles).
+_HEADER = re.compile(r'^\s*\[[^\]]+\]\s*$')
 
 
 def lines(text):
@@ -46,6 +50,31 @@ def _clusters(changes):
     return groups
 
 
+def _headers_in_use(base, since):
+    """The base lines that are section headers whose section an admin's change falls in: a
+    revert keeps them, or the admin's lines would end up in no section (or another one)."""
+    headers = [index for index, line in enumerate(base) if _HEADER.match(line)]
+    used = set()
+    for number, index in enumerate(headers):
+        end = headers[number + 1] if number + 1 < len(headers) else len(base)
+        if any(index < change[0] <= end and not (change[0] == end and change[1] > end) for change in since):
+            used.add(index)
+    return used
+
+
+def _sparing(changes, base, keep):
+    """The revert's changes with the header lines ``keep`` left in place (split around them)."""
+    out = []
+    for start, end, new, side in changes:
+        spared = [index for index in range(start, end) if index in keep and base[index] not in new]
+        pos = start
+        for index in spared:
+            out.append((pos, index, new if pos == start else [], side))
+            pos = index + 1
+        out.append((pos, end, [] if spared else new, side))
+    return [change for change in out if change[0] < change[1] or change[2]]
+
+
 def _side(base, start, end, members, side):
     """base[start:end] with ``side``'s changes in it made."""
     out, pos = [], start
@@ -63,11 +92,15 @@ def unapply(current, before, after):
     """Take the write ``before`` -> ``after`` back out of ``current`` (texts; None: no file).
 
     Returns (text, conflicts): ``text`` is ``current`` with the lines the write changed put
-    back as they were before it and every other line as it is in ``current``; a region
-    both the write and a later edit changed keeps ``current``'s lines, and each such
-    region is in ``conflicts`` as (the lines written, the lines there now)."""
+    back as they were before it and every other line as it is in ``current``.  Lines only
+    added by hand among the lines the write changed stay (next to the lines put back); a
+    region whose written lines were changed by hand as well keeps ``current``'s lines, and
+    each such region is in ``conflicts`` as (the lines written, the lines there now).  A
+    section header (``[Service]``) the write added stays while a line added by hand is in
+    its section."""
     base = lines(after)
-    changes = _changes(base, lines(before), 'revert') + _changes(base, lines(current), 'since')
+    since = _changes(base, lines(current), 'since')
+    changes = _sparing(_changes(base, lines(before), 'revert'), base, _headers_in_use(base, since)) + since
     out, pos, conflicts = [], 0, []
     for start, end, members in _clusters(changes):
         out.extend(base[pos:start])
@@ -78,6 +111,13 @@ def unapply(current, before, after):
             out.extend(back)
         elif sides == set(['since']) or back == now:
             out.extend(now)
+        elif all(member[0] == member[1] for member in members if member[3] == 'since'):
+            # lines only added by hand among the lines the write changed: the write taken back,
+            # and each added line kept, before it when added at its top, else after it
+            added = [member for member in members if member[3] == 'since']
+            out.extend(line for member in added if member[0] == start for line in member[2])
+            out.extend(back)
+            out.extend(line for member in added if member[0] != start for line in member[2])
         else:
             out.extend(now)
             conflicts.append((base[start:end], now))

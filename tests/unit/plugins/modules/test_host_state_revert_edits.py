@@ -266,3 +266,17 @@ def test_the_preview_says_the_pool_the_kernel_keeps_as_the_real_run_does(tmp_pat
         assert record['status'] == 'pending_restart', record
     assert 'the kernel keeps 8 pages when 0 is written (8 of them in use)' in \
         dict((record['name'], record) for record in preview['settings'])[pool]['detail']
+
+
+def test_an_admin_line_in_our_drop_in_keeps_its_section(tmp_path, monkeypatch, run_module):
+    root = _host(tmp_path, monkeypatch, 'Linux')
+    put(root, '/etc/systemd/system/postgresql.service', '[Service]\nExecStart=/usr/bin/postgres\n')
+    run_module(_module('resource_limits'), {'root': root, 'limits': [], 'service': 'postgresql',
+                                            'service_limits': {'LimitMEMLOCK': 'infinity'}})
+    dropin = '/etc/systemd/system/postgresql.service.d/90-dbhost-tuning.conf'
+    assert 'LimitMEMLOCK=infinity' in read(root, dropin)
+    put(root, dropin, read(root, dropin) + 'LimitNOFILE=65536\n')
+    preview, done = check_then_revert(run_module, root)
+    assert read(root, dropin) == '[Service]\nLimitNOFILE=65536\n'
+    record = dict((record['name'], record) for record in done['settings'])[dropin]
+    assert record['status'] == 'pending_restart' and '+ LimitNOFILE=65536' in record['detail']

@@ -36,20 +36,51 @@ def test_sysctl_values_are_back(before, after):
     assert after['sysctl'] == before['sysctl']
 
 
-def test_systemd_sysctl_reads_what_it_read_before(before, after):
-    # what boot applies: our sysctl.d file is gone, every other file as it was
-    assert '90-dbhost-tuning' not in after['cat_config']
-    assert after['cat_config'] == before['cat_config']
+OURS = '/etc/sysctl.d/90-dbhost-tuning.conf'
+DROPIN = '/etc/systemd/system/dbhost-revert-probe.service.d/90-dbhost-tuning.conf'
+
+
+def test_systemd_sysctl_reads_what_it_read_before_and_the_admin_s_line(before, after):
+    # what boot applies: every file as it was, and of ours only the line an admin added after tuning
+    added = [line for line in after['cat_config'].splitlines() if line not in before['cat_config'].splitlines()]
+    assert added == ['# ' + OURS, 'kernel.msgmax = 16384'], added
+
+
+def test_our_files_hold_only_the_admin_s_lines(host):
+    assert host.file(OURS).content_string == 'kernel.msgmax = 16384\n'
+    assert host.file(DROPIN).content_string == '[Service]\nLimitNOFILE=8192\n'
+
+
+def test_systemd_takes_the_admin_s_limit_kept_in_our_drop_in(host):
+    assert host.check_output('systemctl show -p LimitNOFILE dbhost-revert-probe.service') == 'LimitNOFILE=8192'
 
 
 def test_systemctl_show_gives_the_memlock_limit_of_before(before, after):
     assert after['memlock'] == before['memlock']
 
 
-def test_etc_is_as_it_was(before, after):
+def test_etc_is_as_it_was_but_for_the_admin_s_lines(before, after):
     changed = sorted(path for path in set(before['etc']) | set(after['etc'])
                      if before['etc'].get(path) != after['etc'].get(path))
-    assert changed == []
+    assert changed == sorted([OURS, DROPIN, os.path.dirname(DROPIN)])
+
+
+def _preview(records):
+    """What the check-mode preview and the real revert agree on (drift there is changed here)."""
+    def one(record):
+        detail = record['detail']
+        detail = detail[len('would be '):] if detail.startswith('would be ') else detail
+        return (record['name'], record['desired'], 'changed' if record['status'] == 'drift' else record['status'],
+                detail)
+    return sorted(one(record) for record in records)
+
+
+def test_the_check_mode_preview_gave_the_real_revert_s_records(host):
+    preview = json.loads(host.file(STATE + '/revert-preview.json').content_string)
+    real = json.loads(host.file(STATE + '/revert-real.json').content_string)
+    assert _preview(preview) == _preview(real)
+    edited = [record for record in real if 'edited since tuning' in record['detail']]
+    assert sorted(record['name'] for record in edited) == sorted([OURS, DROPIN])
 
 
 def test_udev_no_longer_reads_our_rules_and_a_change_event_keeps_the_queues(host, before):

@@ -386,7 +386,7 @@ class Revert(Plan):
             'as before tuning' if before == want else 'changed since (%d bytes)' % len(before)
         edited = _edited_note(plan)
         if edited:
-            result.warnings.append('%s: %s' % (key, edited))
+            result.warnings.append('%s: %s' % (key, '; '.join(edited)))
         if not needed:
             return Setting(key, key, desired, None, now, OK, '; '.join(['as before tuning'] + edited))
         waits, why = consequence(key, entry.get('kind'))[1:]

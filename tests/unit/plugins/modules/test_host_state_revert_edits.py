@@ -280,3 +280,15 @@ def test_an_admin_line_in_our_drop_in_keeps_its_section(tmp_path, monkeypatch, r
     assert read(root, dropin) == '[Service]\nLimitNOFILE=65536\n'
     record = dict((record['name'], record) for record in done['settings'])[dropin]
     assert record['status'] == 'pending_restart' and '+ LimitNOFILE=65536' in record['detail']
+
+
+def test_the_warning_names_the_file_and_its_lines_as_text(tmp_path, monkeypatch, run_module):
+    from ansible_collections.dbhost.tuning.plugins.module_utils.plans import revert as plan
+    root = _host(tmp_path, monkeypatch, 'Linux')
+    run_module(_module('kernel_params'), dict(fake_host.BASELINE['kernel_params'], root=root))
+    ours = '/etc/sysctl.d/90-dbhost-tuning.conf'
+    put(root, ours, read(root, ours) + 'net.core.somaxconn = 4096\n')
+    done = plan.Revert([root], check_mode=True)
+    done.validate()
+    result = done.run()
+    assert '%s: edited since tuning, kept as it is now: + net.core.somaxconn = 4096' % ours in result.warnings

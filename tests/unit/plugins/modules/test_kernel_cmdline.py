@@ -134,7 +134,10 @@ def test_a_source_after_ours_shadows_and_fails(root, run_module, where, text):
     put(root, where, text)
     result = run_module(kernel_cmdline, {'params': {'transparent_hugepage': 'never'}, 'root': root})
     assert result['failed'] is True
-    assert result['msg'] == 'shadowed at boot: transparent_hugepage by %s' % where
+    # the drop-in is written before the check fails: the message says so, naming it
+    assert result['msg'].startswith('shadowed at boot: transparent_hugepage by %s; written before this failure, '
+                                    'and kept: ' % where)
+    assert result['msg'].endswith('wrote %s' % os.path.join(root, DROPIN.lstrip('/')))
     record = records(result)['transparent_hugepage']
     assert (record['status'], record['persisted']) == ('shadowed', 'always')
     assert record['reason'] == "shadowed by %s (sets 'transparent_hugepage=always')" % where

@@ -140,26 +140,36 @@ def _in_use_now(root, key, after):
     return int(after) - int(free) if free is not None and str(free).strip().isdigit() else None
 
 
+def _count(root, path):
+    value = sysfs.read_value(files.kernel_path(root, path))
+    return int(str(value).strip()) if value is not None and str(value).strip().isdigit() else None
+
+
 def _pool_kept(root, key, now, want):
-    """(pages kept, of them in use) of a huge page pool when ``want`` is written, when more than ``want``, else None:
-    the kernel never frees pages in use or reserved (mm/hugetlb.c set_max_huge_pages: no fewer than
-    reserved + total - free)."""
+    """(pages kept, of them in use) of a huge page pool when ``want`` is written, when more than
+    ``want``, else None.  The kernel never frees pages in use or reserved, counted over the whole
+    pool of that page size, a node's write included (mm/hugetlb.c set_max_huge_pages: a node's
+    count is made a total, and the total goes no lower than reserved + total - free); a database
+    reserves its whole shared memory at mmap() and faults in only what it touched."""
     if not key.endswith(('/nr_hugepages', '/nr_hugepages_mempolicy')):
         return None
-    if key.startswith('/sys/'):
-        folder = os.path.dirname(key)
-        counts = [sysfs.read_value(files.kernel_path(root, folder + '/' + name))
-                  for name in ('free_hugepages', 'resv_hugepages')]
-    else:
-        meminfo = files.read_text(files.kernel_path(root, '/proc/meminfo')) or ''
-        fields = dict(line.split(':', 1) for line in meminfo.splitlines() if ':' in line)
-        counts = [fields.get('HugePages_Free'), fields.get('HugePages_Rsvd')]
     try:
-        free = int(str(counts[0]).strip())
-        reserved = int(str(counts[1]).strip()) if counts[1] is not None else 0
-        floor = int(str(now).strip()) - free + reserved
-        return (floor, floor - reserved) if floor > int(str(want).strip()) else None
-    except (TypeError, ValueError):
+        now, want = int(str(now).strip()), int(str(want).strip())
+        if key.startswith('/sys/'):
+            own = os.path.dirname(key)
+            pool = '/sys/kernel/mm/hugepages/' + os.path.basename(own) if key.startswith('/sys/devices/') else own
+            total, free = _count(root, pool + '/nr_hugepages'), _count(root, pool + '/free_hugepages')
+            reserved, own_free = _count(root, pool + '/resv_hugepages') or 0, _count(root, own + '/free_hugepages')
+        else:
+            meminfo = files.read_text(files.kernel_path(root, '/proc/meminfo')) or ''
+            fields = dict((name.strip(), value.strip()) for name, value in
+                          (line.split(':', 1) for line in meminfo.splitlines() if ':' in line))
+            total, free = int(fields['HugePages_Total']), int(fields['HugePages_Free'])
+            reserved, own_free = int(fields.get('HugePages_Rsvd', 0)), free
+        others = total - now   # the other nodes' pages (none for the whole pool's own file)
+        kept = max(want + others, reserved + total - free) - others
+        return (kept, now - own_free) if kept > want else None
+    except (TypeError, ValueError, KeyError):
         return None
 
 

@@ -292,3 +292,29 @@ def test_the_warning_names_the_file_and_its_lines_as_text(tmp_path, monkeypatch,
     done.validate()
     result = done.run()
     assert '%s: edited since tuning, kept as it is now: + net.core.somaxconn = 4096' % ours in result.warnings
+
+
+@pytest.mark.parametrize('files,key,now,kept', [
+    # the VM lab's figures: PostgreSQL reserved its 72 pages on node 1, touched 9 of them
+    ({'/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages': '73\n',
+      '/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages': '64\n',
+      '/sys/kernel/mm/hugepages/hugepages-2048kB/resv_hugepages': '63\n',
+      '/sys/devices/system/node/node1/hugepages/hugepages-2048kB/free_hugepages': '64\n'},
+     '/sys/devices/system/node/node1/hugepages/hugepages-2048kB/nr_hugepages', '73', (72, 9)),
+    # pages on the other node count in the total, not in this node's count
+    ({'/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages': '20\n',
+      '/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages': '12\n',
+      '/sys/kernel/mm/hugepages/hugepages-2048kB/resv_hugepages': '0\n',
+      '/sys/devices/system/node/node0/hugepages/hugepages-2048kB/free_hugepages': '10\n'},
+     '/sys/devices/system/node/node0/hugepages/hugepages-2048kB/nr_hugepages', '10', None),
+    ({'/proc/meminfo': 'HugePages_Total:      16\nHugePages_Free:        6\nHugePages_Rsvd:        2\n'},
+     '/proc/sys/vm/nr_hugepages', '16', (12, 10)),
+    ({'/proc/meminfo': 'HugePages_Total:      16\nHugePages_Free:       16\nHugePages_Rsvd:        0\n'},
+     '/proc/sys/vm/nr_hugepages', '16', None),
+])
+def test_the_pool_the_kernel_keeps_is_predicted_over_the_whole_pool(tmp_path, files, key, now, kept):
+    from ansible_collections.dbhost.tuning.plugins.module_utils.plans import revert as plan
+    root = str(tmp_path)
+    for path, text in files.items():
+        put(root, path, text)
+    assert plan._pool_kept(root, key, now, '0') == kept

@@ -255,10 +255,34 @@ def check_revert(checks, revert):
                      selected(words(reverted.get(path))), selected(words(untuned.get(path))))
 
 
+def revert_view(records):
+    """What a check-mode revert and the real one must agree on, record by record: the name, what
+    is written back, the status (check mode's ``drift`` is the real run's ``changed``) and the
+    detail (``would be`` in front in check mode)."""
+    def one(record):
+        detail = record.get('detail') or ''
+        detail = detail[len('would be '):] if detail.startswith('would be ') else detail
+        status = 'changed' if record.get('status') == 'drift' else record.get('status')
+        return [record.get('name'), record.get('desired'), status, detail]
+    return sorted(one(record) for record in records)
+
+
+def check_revert_preview(checks, revert):
+    """playbooks/revert.yml --check --diff said what the real revert then did (issue 43)."""
+    checks.equal('revert.yml --check --diff exit code', revert['preview_exit'], 0)
+    checks.that(bool(revert['records']), 'the revert has records (%d)' % len(revert['records']))
+    preview, real = revert_view(revert['preview']), revert_view(revert['records'])
+    for name in sorted(set(row[0] for row in preview + real)):
+        checks.equal('%s: the check-mode preview gave the real revert\'s record' % name,
+                     [row for row in preview if row[0] == name], [row for row in real if row[0] == name])
+
+
 def check(evidence, expect):
     checks = Checks()
     if 'revert' in evidence:
         check_revert(checks, evidence['revert'])
+    if 'preview' in evidence.get('revert', {}):
+        check_revert_preview(checks, evidence['revert'])
     check_drift(checks, evidence, expect)
     check_persisted_is_next_boot(checks, evidence)
     check_shadowed(checks, evidence, expect)

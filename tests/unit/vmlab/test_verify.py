@@ -202,3 +202,50 @@ def test_a_revert_that_left_something_fails_naming_it(spoil, named):
     spoil(revert)
     failed = revert_failures(revert)
     assert failed and any(named in line for line in failed), failed
+
+
+def preview_evidence():
+    """The revert's part of the evidence with a check-mode preview that agrees with the real run."""
+    real = [{'name': '/etc/fstab', 'desired': 'as before tuning (120 bytes)', 'status': 'pending_reboot',
+             'detail': 'restored; the mounts keep their options until they are mounted again (remount or reboot)'},
+            {'name': '/proc/sys/vm/overcommit_memory', 'desired': '0', 'status': 'changed', 'detail': 'set back from 2'},
+            {'name': 'mount /var/lib/postgresql', 'desired': None, 'status': 'unsupported',
+             'detail': 'a revert cannot put this back: remounted'}]
+    preview = [dict(record, status='drift' if record['status'] == 'changed' else record['status'],
+                    detail=record['detail'] if record['status'] == 'unsupported' else 'would be ' + record['detail'])
+               for record in real]
+    return {'preview_exit': 0, 'preview': preview, 'records': real}
+
+
+def preview_failures(revert):
+    checks = verify.Checks()
+    verify.check_revert_preview(checks, revert)
+    return checks.failed
+
+
+def test_a_preview_that_gave_the_real_records_passes():
+    assert preview_failures(preview_evidence()) == []
+
+
+@pytest.mark.parametrize('spoil, named', [
+    # the finding of issue 43: the preview said drift where the real run then waited for a reboot
+    (lambda r: r['preview'][0].update(status='drift'), '/etc/fstab: the check-mode preview'),
+    (lambda r: r['preview'].pop(2), 'mount /var/lib/postgresql: the check-mode preview'),
+    (lambda r: r['preview'][1].update(desired='2'), '/proc/sys/vm/overcommit_memory: the check-mode preview'),
+    (lambda r: r['records'].append({'name': '/etc/security/limits.d/90-dbhost-tuning.conf', 'desired': 'absent',
+                                    'status': 'pending_restart', 'detail': 'removed'}), 'limits.d/90-dbhost-tuning.conf'),
+    (lambda r: r.update(preview_exit=2), 'revert.yml --check --diff exit code'),
+    (lambda r: r.update(records=[], preview=[]), 'the revert has records'),
+])
+def test_a_preview_other_than_the_real_revert_fails_naming_the_record(spoil, named):
+    revert = preview_evidence()
+    spoil(revert)
+    failed = preview_failures(revert)
+    assert failed and any(named in line for line in failed), failed
+
+
+def test_the_judge_runs_the_preview_check_when_the_evidence_has_one(recorded):
+    recorded['evidence']['revert'] = dict(revert_evidence(), **preview_evidence())
+    recorded['evidence']['revert']['preview'][0]['status'] = 'drift'
+    passed, failed = judge(recorded)
+    assert any('/etc/fstab: the check-mode preview' in line for line in failed), failed

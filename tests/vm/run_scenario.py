@@ -14,7 +14,8 @@ state.json and stops the VM afterwards. Steps, each timed:
   5. scripts/drift-check: the records before the reboot (the predictions), and observe.py
   6. ansible.builtin.reboot
   7. scripts/drift-check again, observe.py, `ulimit -l` of a real postgres login
-  8. the files of somebody else's removed, playbooks/revert.yml twice (the second changes
+  8. the files of somebody else's removed, playbooks/revert.yml --check --diff (its records
+     must be the real revert's), playbooks/revert.yml twice (the second changes
      nothing), a reboot, and snapshot.py (also run before tune.yml and before the revert):
      every file and live value the baseline names is back as it was before tune.yml
   9. verify.py judges; every check is printed; exit 1 when one failed
@@ -173,6 +174,19 @@ class Scenario:
         changed = int(recap[-1].split('changed=', 1)[1].split()[0]) if recap else None
         return rc, changed
 
+    def revert_records(self, log_name, *extra):
+        """playbooks/revert.yml (``extra``: --check --diff) through the json callback: (exit code,
+        the records of its host_state task), so that the preview is compared with the real run."""
+        argv = ['ansible-playbook', '-i', self.inventory, os.path.join(ROOT, 'playbooks', 'revert.yml')] + list(extra)
+        env = dict(self.env(), ANSIBLE_STDOUT_CALLBACK='ansible.builtin.json')
+        path = os.path.join(self.results, log_name)
+        with open(path, 'wb') as output, open(path + '.stderr', 'wb') as errors:
+            rc = subprocess.run(argv, env=env, stdout=output, stderr=errors, check=False, timeout=TIMEOUT).returncode
+        with open(path) as handle:
+            plays = json.load(handle)['plays']
+        task = [task for task in plays[0]['tasks'] if task['task']['name'].startswith('Put back every file')][0]
+        return rc, task['hosts'][HOST].get('settings') or []
+
     def login_limits(self):
         # A real login: sshd's PAM session runs pam_limits, which reads limits.d.
         soft, hard = self.ssh(['ulimit -Sl; ulimit -Hl'], user='postgres').split()
@@ -207,14 +221,16 @@ def run(scenario):
     tuned = scenario.step('snapshot before the revert', scenario.snapshot, 'tuned')
     scenario.step('remove the files of somebody else\'s', scenario.remove_site_files)
     scenario.step('TuneD stopped and disabled', tuned_phase.deactivate, scenario)
-    revert_exit, dummy = scenario.step('revert.yml', scenario.revert, 'revert.log')
+    preview = scenario.step('revert.yml --check --diff', scenario.revert_records, 'revert-check.json', '--check', '--diff')
+    revert_exit, records = scenario.step('revert.yml', scenario.revert_records, 'revert.json')
     dummy, second_changed = scenario.step('revert.yml again', scenario.revert, 'revert-again.log')
     scenario.step('reboot after the revert', scenario.reboot)
     reverted = scenario.step('snapshot after the revert and a reboot', scenario.snapshot, 'reverted')
     evidence = {'before': before, 'after': after, 'exit_before': exit_before, 'exit_after': exit_after,
                 'observed_before': observed_before, 'observed': observed, 'login': login,
                 'revert': {'untuned': untuned, 'tuned': tuned, 'reverted': reverted, 'exit': revert_exit,
-                           'second_changed': second_changed}, 'tuned': tuned_seen}
+                           'second_changed': second_changed, 'preview_exit': preview[0], 'preview': preview[1],
+                           'records': records}, 'tuned': tuned_seen}
     expect = tuned_phase.expect(expectations(size_mb))
     with open(os.path.join(scenario.results, 'evidence.json'), 'w') as handle:
         json.dump({'evidence': evidence, 'expect': expect}, handle, indent=1, sort_keys=True)

@@ -264,13 +264,18 @@ class KernelParams(LivePlusFile, Plan):
                                  % (key, key, len(reference.split()), len(value.split()), value))
 
     def read_persisted(self, desired):
+        """Our file, and how the next boot resolves each key with it.  While our file does not
+        exist, the file of its name in a later folder (``base``: /run/sysctl.d, /usr/local/lib...)
+        boots in its place; ours, once written, masks it, so ours starts from its text."""
         local_file = rooted(self.root, self.file)
         text = read_text(local_file)
+        base_path, base = (None, text) if text is not None else self.backend.same_name(self.file)
         managed = dict((key, None) for key in desired)
-        without_ours = self.backend.render(text, managed) if text is not None and managed else text
-        return {'path': local_file, 'text': text, 'ours': self.backend.values_of(text),
+        without_ours = self.backend.render(base, managed) if base is not None and managed else base
+        return {'path': local_file, 'text': text, 'base': base, 'base_path': base_path,
+                'ours': self.backend.values_of(base),
                 'resolve': self.backend.persisted_resolver(self.file, text),
-                'others': self.backend.persisted_resolver(self.file, without_ours)}
+                'others': self.backend.persisted_resolver(self.file, '' if without_ours is None else without_ours)}
 
     # ---------------------------------------------------------------- applying
     @property
@@ -299,8 +304,15 @@ class KernelParams(LivePlusFile, Plan):
         return 'read-only /proc/sys (%s)' % (exc.strerror or 'EROFS')
 
     def file_text(self, desired, persisted, done):
-        text = persisted['text']
-        return self.backend.render(text, done.changes, self.header) if done.changes else text
+        if not done.changes:
+            return persisted['text']
+        if persisted['base_path']:
+            # ours masks the file of its name: its other lines are carried over, so that nothing it
+            # gave at boot is lost
+            carried = '%s\n# Lines carried over from %s, which this file masks (same name).\n%s' % (
+                self.header, persisted['base_path'], persisted['base'])
+            return self.backend.render(carried, done.changes, self.header)
+        return self.backend.render(persisted['base'], done.changes, self.header)
 
     def applied(self, desired, persisted, done):
         done.resolve_after = self.backend.persisted_resolver(self.file, done.change.after)
@@ -392,6 +404,9 @@ class KernelParams(LivePlusFile, Plan):
         if key in done.changes and not details and key not in self.notes:
             details.append(did(self.check_mode, 'write %s' % self.file))
         details.extend(self._field_details(key, want, live, live_ok, resolve_before, persisted_ok))
+        if persisted['base_path'] and key in done.changes:
+            details.append('%s masks %s (same name) once it exists, so that file\'s other lines are carried over'
+                           % (self.file, persisted['base_path']))
         details.extend(self._module_note(key))
         return Setting(key, self.file, want, live_now, winner_value, status, '; '.join(details), comparison=how)
 

@@ -300,6 +300,7 @@ def _unsigned(text):
     return int(body, 8) if body.startswith('0') else int(body)
 
 
+_SIZE_ORDER = ('E', 'P', 'T', 'G', 'M', 'K', 'B', '')
 _SIZE_PART = re.compile(r'\s*([0-9]+)(?:\.([0-9]+))?\s*(E|P|T|G|M|K|B|)')
 
 
@@ -312,12 +313,16 @@ def _size(text):
         text = text[1:]
     if not text:
         return None
-    total, pos = 0, 0
+    total, pos, last = 0, 0, -1
     while pos < len(text):
         match = _SIZE_PART.match(text, pos)
         if not match or match.end() == pos:
             return None
         whole, fraction, unit = match.group(1), match.group(2) or '', match.group(3)
+        # each part's unit below the one before (``1G 512M``; systemd refuses ``512M 256M``)
+        if _SIZE_ORDER.index(unit) <= last:
+            return None
+        last = _SIZE_ORDER.index(unit)
         factor = _SIZE_UNITS[unit]
         total += int(whole) * factor + (int(fraction) * factor // 10 ** len(fraction) if fraction else 0)
         pos = match.end()

@@ -45,7 +45,10 @@ HEADER = '# Managed by dbhost.tuning.kernel_params; local edits to these keys ar
 #   kernel.msgmni, msgmax, msgmnb: MSGMNI, MSGMAX, MSGMNB, include/uapi/linux/msg.h
 #   fs.aio-max-nr: aio_max_nr in fs/aio.c (0x10000)
 #   vm.hugetlb_shm_group: sysctl_hugetlb_shm_group in mm/hugetlb.c (0, no group)
+#   net.ipv4.ip_local_port_range: inet_init_net in net/ipv4/af_inet.c (32768 60999), per
+#     network namespace
 KERNEL_DEFAULTS_64BIT = {
+    'net.ipv4.ip_local_port_range': '32768 60999',
     'vm.hugetlb_shm_group': '0',
     'kernel.sem': '32000 1024000000 500 32000',
     'kernel.shmmax': '18446744073692774399',

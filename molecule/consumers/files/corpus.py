@@ -5,6 +5,9 @@ collection's module's records, before an apply, after it and after a second one.
 
     corpus.py WORK BASE64_JSON     run one layout (JSON: the layout, "user", "unit", "clean")
     corpus.py WORK save            keep the consumers' folders as they are (a tar in WORK)
+    corpus.py WORK B64             with {"kernel_reads": [case...]}: each sysctl value case of
+                                   tests/unit/.../formats/sysctl_values_cases.yml written by
+                                   systemd-sysctl, the kernel's answer beside the collection's
     corpus.py WORK clean-up B64    remove the paths (a JSON list) the last layout wrote
     corpus.py WORK restore         put the saved folders back, reload systemd
 
@@ -191,6 +194,28 @@ def systemd_layout(work, layout, unit):
     return out
 
 
+def kernel_reads(work, cases):
+    """[{stored, refused, ours}] per case: what the kernel stores when systemd-sysctl writes the
+    case's line over its ``before`` value (fresh IPC and network namespaces, so nothing of the
+    container changes), and what the collection's formats/sysctl_values.py says it stores."""
+    sys.path.insert(0, work)
+    from ansible_collections.dbhost.tuning.plugins.module_utils.formats import sysctl_values
+    probe = '/etc/sysctl.d/50-dbhost-probe.conf'
+    clean_sysctl()
+    found = []
+    for case in cases:
+        with open(probe, 'w') as handle:
+            handle.write('%s = %s\n' % (case['key'], case['text']))
+        script = 'printf %%s "$1" > "$2"; %s --prefix=%s; echo "rc=$?"; cat "$2"' % (systemd_sysctl(), case['key'])
+        done = run(['unshare', '--ipc', '--net', 'sh', '-c', script, 'sh', case['before'], proc(case['key'])])
+        lines = done.stdout.splitlines()
+        ours = sysctl_values.write(case['key'], case['text'], case['before'])
+        found.append({'stored': ' '.join(lines[1].split()) if len(lines) > 1 else None, 'refused': lines[0] != 'rc=0',
+                      'ours': ours.value, 'ours_refused': ours.error is not None})
+    remove([probe])
+    return found
+
+
 def main(argv):
     work, what = argv[1], argv[2]
     tar = os.path.join(work, 'consumers-saved.tar')
@@ -208,6 +233,9 @@ def main(argv):
         run(['systemctl', 'daemon-reexec'])
         return
     task = json.loads(base64.b64decode(what).decode('utf-8'))
+    if 'kernel_reads' in task:
+        print(json.dumps(kernel_reads(work, task['kernel_reads'])))
+        return
     remove(task.get('clean', []))
     layout = task['layout']
     if layout['consumer'] == 'sysctl':

@@ -53,6 +53,10 @@ getent passwd dbcorpus >/dev/null || useradd -m -u 2201 -g dbcgrp -G dbcdba -s /
 '''
 with open(os.path.join(expect.SCENARIO, 'layouts.yml')) as _handle:
     LAYOUTS = yaml.safe_load(_handle)['layouts']
+# What the kernel stored for each sysctl text, as recorded for the unit tests: asked again here.
+with open(os.path.join(COLLECTION, 'tests', 'unit', 'plugins', 'module_utils', 'formats',
+                       'sysctl_values_cases.yml')) as _handle:
+    KERNEL_CASES = yaml.safe_load(_handle)['cases']
 
 
 def b64(data):
@@ -75,6 +79,9 @@ def results_fixture(host):
     assert host.run('python3 %s/corpus.py %s save', WORK, WORK).rc == 0
     outcomes, previous = [], []
     try:
+        done = host.run('python3 %s/corpus.py %s %s', WORK, WORK, b64({'kernel_reads': KERNEL_CASES}))
+        assert done.rc == 0, expect.output(done)
+        kernel = json.loads(done.stdout)
         for layout in LAYOUTS:
             layout = dict(layout)
             if layout['consumer'] == 'systemd' and not any(path.endswith('/' + UNIT) for path in layout.get('files', {})):
@@ -88,7 +95,7 @@ def results_fixture(host):
     finally:
         host.run('python3 %s/corpus.py %s clean-up %s', WORK, WORK, b64(previous))
         host.run('rm -f %s %s; python3 %s/corpus.py %s restore', OUR_DROPIN, UNIT_FILE, WORK, WORK)
-    return [judge(layout, out) for layout, out in outcomes]
+    return {'verdicts': [judge(layout, out) for layout, out in outcomes], 'kernel': kernel}
 
 
 # ------------------------------------------------------------------ comparing
@@ -199,7 +206,26 @@ def judge_systemd(layout, out, verdict, minimum):
 
 
 # ------------------------------------------------------------------ the checks
+def test_the_kernel_stores_what_the_collection_says(results, host):
+    """Each recorded sysctl text (octal, hex, trailing text, short and long vectors, refusals),
+    written by systemd-sysctl over its value before: the kernel's answer, the recorded one and
+    formats/sysctl_values.py's agree."""
+    rows, wrong = [], []
+    for case, got in zip(KERNEL_CASES, results['kernel']):
+        same = got['stored'] == case['stored'] == got['ours'] and \
+            got['refused'] == (case['refused'] is not None) == got['ours_refused']
+        rows.append((case['key'], repr(case['text']), case['before'], got['stored'], got['refused'], got['ours'],
+                     'ok' if same else 'WRONG'))
+        if not same:
+            wrong.append(rows[-1])
+    text = expect.show(expect.table('the kernel parsing sysctl values (%s)' % host.backend.get_hostname(),
+                                    ('key', 'text', 'before', 'kernel stored', 'refused', 'ours', ''), rows))
+    assert len(rows) == len(KERNEL_CASES) >= 40
+    assert not wrong, text
+
+
 def test_the_corpus_against_the_consumers(results, host):
+    results = results['verdicts']
     rows = []
     for verdict in results:
         state = 'ok' if not (verdict.mismatches or verdict.lowered or verdict.again_changed or verdict.failed) else 'WRONG'

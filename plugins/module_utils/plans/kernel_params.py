@@ -92,6 +92,12 @@ class ValueCompare(object):
                                     sysctl_keys.field_names(key))
 
 
+def canonical_decimal(value):
+    """Whole-number fields without leading zeros (``0300`` -> ``300``): the text the kernel reads
+    as the number it shows; other fields as they are."""
+    return ' '.join(str(int(field)) if sysctl.is_numeric(field) else field for field in value.split())
+
+
 def _format_value(value):
     if isinstance(value, bool):
         raise InputError('%r is a boolean, not a kernel value (YAML reads true, yes and on as one): '
@@ -205,7 +211,8 @@ class KernelParams(LivePlusFile, Plan):
             sysctl_keys.check(key, normalized)
         except sysctl_keys.KeyValueError as exc:
             raise InputError('params %r: %s' % (name, exc))
-        return normalized
+        spec = sysctl_keys.known(key)
+        return canonical_decimal(normalized) if spec is not None and spec.kind != 'string' else normalized
 
     def _per_key_comparisons(self, wanted):
         """comparisons and the values' own >=/<= marks, per key; a range's word made per field."""
@@ -252,13 +259,16 @@ class KernelParams(LivePlusFile, Plan):
 
     @staticmethod
     def check_types(desired, live):
-        for key, value in desired.items():
+        for key, value in list(desired.items()):
             if value is None:
                 continue
             reference = live.get(key)
             numeric_key = sysctl.is_numeric(reference) if reference else key in KNOWN_NUMERIC_KEYS
             if numeric_key and not sysctl.is_numeric(value):
                 raise InputError('params %r: %r is not numeric, and %s takes numbers' % (key, value, key))
+            if numeric_key:
+                # written as canonical decimal: the kernel reads a leading 0 as octal
+                desired[key] = value = canonical_decimal(value)
             if reference and numeric_key and len(reference.split()) != len(value.split()):
                 raise InputError('params %r: %s takes %d value(s), got %d (%r)'
                                  % (key, key, len(reference.split()), len(value.split()), value))

@@ -119,3 +119,13 @@ def test_a_masked_file_of_our_name_boots_nothing(tmp_path, run_module):
     os.symlink('/dev/null', os.path.join(root, 'run', 'sysctl.d', '90-dbhost-tuning.conf'))
     record = records(run(run_module, root, {'kernel.shmmni': 4096}, check_mode=True))['kernel.shmmni']
     assert record['persisted'] == '4096' and record['status'] == 'ok'
+
+
+def test_a_number_with_leading_zeros_is_written_in_canonical_decimal(tmp_path, run_module):
+    """'0300' asked for means three hundred; written as is, the kernel would read 192."""
+    root = host(tmp_path, {}, {'kernel/shmmni': '4096', 'net/core/somaxconn': '128'})
+    result = run(run_module, root, {'kernel.shmmni': '08192', 'net.core.somaxconn': '01024'}, mode='exact')
+    assert read(root, OUR_FILE) == HEADER + 'kernel.shmmni = 8192\nnet.core.somaxconn = 1024\n'
+    found = records(result)
+    assert found['kernel.shmmni']['desired'] == '8192' and found['net.core.somaxconn']['desired'] == '1024'
+    assert read(root, '/proc/sys/kernel/shmmni') == '8192'

@@ -205,6 +205,12 @@ def judge_systemd(layout, out, verdict, minimum):
             verdict.lowered.append('%s: %s -> %s' % (name, out['consumer_before'][name], out['consumer_after'][name]))
 
 
+def what_went_wrong(verdict):
+    return (verdict.mismatches + ['lowered ' + item for item in verdict.lowered]
+            + (['a second apply changed'] if verdict.again_changed else [])
+            + ['failed ' + item for item in verdict.failed])
+
+
 # ------------------------------------------------------------------ the checks
 def test_the_kernel_stores_what_the_collection_says(results, host):
     """Each recorded sysctl text (octal, hex, trailing text, short and long vectors, refusals),
@@ -246,9 +252,7 @@ def test_the_corpus_against_the_consumers(results, host):
     summary = expect.show('corpus counts: %s; layouts per consumer: %s' % (
         ', '.join('%s %d' % item for item in counts.items()),
         ', '.join('%s %d' % item for item in per_consumer.items())))
-    problems = ['%s: %s' % (v.layout['name'], '; '.join(v.mismatches + ['lowered ' + x for x in v.lowered]
-                                                      + (['a second apply changed'] if v.again_changed else [])
-                                                      + ['failed ' + x for x in v.failed]))
-                for v in results if v.mismatches or v.lowered or v.again_changed or v.failed]
+    problems = ['%s: %s' % (v.layout['name'], '; '.join(what_went_wrong(v)))
+                for v in results if what_went_wrong(v)]
     assert counts['layouts'] >= 60, summary
     assert not problems, text + '\n' + summary + '\n' + '\n'.join(problems)

@@ -110,14 +110,13 @@ def _limits(key, index):
     return max(low, sysctl_keys.INT_MIN), min(high, sysctl_keys.INT_MAX)
 
 
-def _width(key, before, given):
-    """How many fields the entry has: the table's, else the previous value's, else the text's."""
+def _width(key, before):
+    """How many fields the entry has: the table's, else the previous (or live) value's, which a
+    numeric entry the table does not know always has (numeric_entry)."""
     spec = sysctl_keys.known(key)
     if spec is not None and spec.kind != 'string' and spec.ranges:
         return len(spec.ranges)
-    if before:
-        return len(before)
-    return given
+    return len(before)
 
 
 def _given(text):
@@ -142,7 +141,7 @@ def write(key, text, before=None, shape=None):
     if not numeric_entry(key, before or shape):
         return Stored(' '.join(text.split()), None, _given(text))
     old = (before or '').split()
-    width = _width(key, old or (shape or '').split(), _given(text))
+    width = _width(key, old or (shape or '').split())
     fields = list(old) + [None] * (width - len(old)) if len(old) < width else old[:width]
     stored, error, pos = list(fields), None, 0
     for index in range(width):

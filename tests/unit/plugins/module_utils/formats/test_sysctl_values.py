@@ -75,3 +75,9 @@ def test_read_number(text, number):
 @pytest.mark.parametrize('text', ['', '0x', '0xg', '08', '+1', '1.5', '-', 'x1'])
 def test_read_number_refuses(text):
     assert sysctl_values.read_number(text, 0)[0] is None
+
+
+def test_a_value_before_with_fewer_fields_than_the_entry():
+    """The fields a value before lacks are unknown; a text that gives every field fills them."""
+    assert sysctl_values.write('kernel.sem', '250 32000 100 128', '1 2').value == '250 32000 100 128'
+    assert sysctl_values.write('kernel.sem', '250 32000', '1 2').value is None

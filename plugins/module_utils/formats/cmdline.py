@@ -49,7 +49,7 @@ THP_MODES = ('always', 'madvise', 'never')
 # isolcpus= flags (kernel/sched/isolation.c); with none, the CPUs are isolated from the domains
 ISOLCPUS_FLAGS = ('nohz', 'domain', 'managed_irq')
 
-_UNITS = {'k': 1, 'm': 1024, 'g': 1024 ** 2, 't': 1024 ** 3}
+_UNITS = {'k': 1, 'm': 1024, 'g': 1024 ** 2, 't': 1024 ** 3, 'p': 1024 ** 4, 'e': 1024 ** 5}
 _ASSIGN = re.compile(r'^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)\Z')
 _REFERENCE = re.compile(r'\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))')
 
@@ -88,12 +88,19 @@ def params(text):
     return out
 
 
+_MEMPARSE = re.compile(r'^(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)([kKmMgGtTpPeE]?)')
+
+
 def size_kb(text):
-    """A command line size (``2M``, ``1G``, ``2097152``) in KiB, as the kernel's memparse reads it."""
-    match = re.match(r'^([0-9]+)([kKmMgGtT]?)\Z', (text or '').strip())
+    """A command line size (``2M``, ``1G``, ``2097152``, ``0x200000``) in KiB, as the kernel's
+    memparse (lib/cmdline.c) reads it for hugepagesz= and default_hugepagesz= (mm/hugetlb.c):
+    the number in base 0 (simple_strtoull: ``0x`` hex, a leading ``0`` octal), then one of K, M,
+    G, T, P, E in either case; what follows is not read."""
+    match = _MEMPARSE.match((text or '').strip())
     if not match:
         raise CmdlineError('%r is not a size' % (text,))
-    number, unit = int(match.group(1)), match.group(2).lower()
+    body, unit = match.group(1), match.group(2).lower()
+    number = int(body, 16) if body[:2].lower() == '0x' else int(body, 8) if body.startswith('0') else int(body)
     return number * _UNITS[unit] if unit else number // 1024
 
 

@@ -30,6 +30,7 @@ import re
 from collections import namedtuple
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import keyed
+from ansible_collections.dbhost.tuning.plugins.module_utils.formats import pam_limits
 
 LIMITS_CONF = '/etc/security/limits.conf'
 LIMITS_D = '/etc/security/limits.d'
@@ -237,15 +238,20 @@ Effective = namedtuple('Effective', 'value path')
 
 
 def effective(files, domain, item):
-    """{'soft': Effective, 'hard': Effective} for a domain and item; later lines win."""
+    """{'soft': Effective, 'hard': Effective} for a domain and item; later lines win.  A value is
+    read as pam_limits reads it (formats/pam_limits.py read_value: ``0300`` is 300, ``4096kb``
+    4096, a value without digits skips the line)."""
     found = {'soft': Effective(None, None), 'hard': Effective(None, None)}
     for shown, text in files:
         for entry in parse(text):
             if entry.domain != domain or entry.item != item:
                 continue
+            value = entry.value if item == 'chroot' else pam_limits.read_value(item, entry.value)
+            if value is None:
+                continue   # pam_limits: "wrong limit value", the line sets nothing
             kinds = ('soft', 'hard') if entry.type == '-' else (entry.type,)
             for kind in kinds:
-                found[kind] = Effective(normalize_value(item, entry.value), shown)
+                found[kind] = Effective(str(value), shown)
     return found
 
 
@@ -279,43 +285,100 @@ _TIME_UNITS_USEC = {
 }
 
 
+def _unsigned(text):
+    """A whole number as systemd's safe_atou64 reads it (src/basic/parse-util.c): an optional
+    ``+``, then ``0x`` hex, ``0o`` octal, ``0b`` binary, a leading ``0`` octal (``0300`` is
+    192), else decimal; None for anything else.  Checked with systemd 252 and 257
+    (molecule/consumers, tests/test_layouts.py)."""
+    match = re.match(r'^\+?(0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+|0[0-7]*|[1-9][0-9]*)\Z', text)
+    if not match:
+        return None
+    body = match.group(1)
+    prefix = body[:2].lower()
+    if prefix in ('0x', '0o', '0b'):
+        return int(body[2:], {'0x': 16, '0o': 8, '0b': 2}[prefix])
+    return int(body, 8) if body.startswith('0') else int(body)
+
+
+_SIZE_ORDER = ('E', 'P', 'T', 'G', 'M', 'K', 'B', '')
+_SIZE_PART = re.compile(r'\s*([0-9]+)(?:\.([0-9]+))?\s*(E|P|T|G|M|K|B|)')
+
+
+def _size(text):
+    """Bytes as systemd's parse_size (base 1024) reads a ``Limit*=`` size: decimal parts, each
+    with an optional fraction and K, M, G, T, P, E or B (upper case; spaces before it allowed),
+    added up (``1G 512M``); a fraction of a byte is dropped; None when it is not one."""
+    text = text.strip()
+    if text.startswith('+'):
+        text = text[1:]
+    if not text:
+        return None
+    total, pos, last = 0, 0, -1
+    while pos < len(text):
+        match = _SIZE_PART.match(text, pos)
+        if not match or match.end() == pos:
+            return None
+        whole, fraction, unit = match.group(1), match.group(2) or '', match.group(3)
+        # each part's unit below the one before (``1G 512M``; systemd refuses ``512M 256M``)
+        if _SIZE_ORDER.index(unit) <= last:
+            return None
+        last = _SIZE_ORDER.index(unit)
+        factor = _SIZE_UNITS[unit]
+        total += int(whole) * factor + (int(fraction) * factor // 10 ** len(fraction) if fraction else 0)
+        pos = match.end()
+        if not unit and pos < len(text):
+            return None
+    return total
+
+
+def _span(text, default_unit):
+    """Microseconds of a time span as systemd's parse_time reads it: parts of a number (a
+    fraction allowed) and a unit, the setting's own unit when a part has none; None otherwise."""
+    parts = re.findall(r'\s*([0-9]+(?:\.[0-9]+)?)\s*([a-z]*)', text)
+    if not parts or re.sub(r'\s*[0-9]+(?:\.[0-9]+)?\s*[a-z]*', '', text).strip():
+        return None
+    usec = 0
+    for number, unit in parts:
+        factor = _TIME_UNITS_USEC.get(unit) if unit else default_unit
+        if factor is None:
+            return None
+        usec += int(round(float(number) * factor))
+    return usec
+
+
 def _parse_one(name, kind, text):
+    """One side of a ``Limit*=`` value as systemd's rlimit_parse_one reads it (src/basic/rlimit-util.c)."""
     text = text.strip()
     if text == INFINITY:
         return INFINITY
     if kind == 'bytes':
-        match = re.match(r'^([0-9]+(?:\.[0-9]+)?)([KMGTPE]?|B)\Z', text)
-        if not match:
+        number = _size(text)
+        if number is None:
             raise LimitsValueError('%s: %r is not a size (a number with an optional K, M, G, T, P or E, or infinity)'
                                    % (name, text))
-        number = float(match.group(1)) * _SIZE_UNITS[match.group(2)]
-        return int(number)
+        return number
     if kind == 'count':
-        if not re.match(r'^[0-9]+\Z', text):
+        number = _unsigned(text)
+        if number is None:
             raise LimitsValueError('%s: %r is not a whole number or infinity' % (name, text))
-        return int(text)
+        return number
     if kind == 'nice':
         if re.match(r'^[+-][0-9]+\Z', text):
             nice = int(text)
             if not -20 <= nice <= 19:
                 raise LimitsValueError('%s: nice value %r is outside -20..19' % (name, text))
             return 20 - nice
-        if re.match(r'^[0-9]+\Z', text) and int(text) <= 40:
-            return int(text)
+        raw = _unsigned(text)
+        if raw is not None and raw <= 40:
+            return raw
         raise LimitsValueError('%s: %r is neither a nice value (+N/-N) nor a raw limit 0..40' % (name, text))
-    # seconds / usec: plain numbers are in the setting's own unit; units may be given.
-    if re.match(r'^[0-9]+\Z', text):
-        return int(text)
-    usec = 0
-    rest = text.replace(' ', '')
-    for number, unit in re.findall(r'([0-9]+)([a-z]+)', rest):
-        if unit not in _TIME_UNITS_USEC:
-            raise LimitsValueError('%s: unknown time unit %r in %r' % (name, unit, text))
-        usec += int(number) * _TIME_UNITS_USEC[unit]
-    if not usec or re.sub(r'[0-9]+[a-z]+', '', rest):
+    # seconds (LimitCPU, rounded up to whole seconds) / usec (LimitRTTIME): a plain number is
+    # in the setting's own unit
+    usec = _span(text, 10 ** 6 if kind == 'seconds' else 1)
+    if usec is None:
         raise LimitsValueError('%s: %r is not a time span' % (name, text))
     if kind == 'seconds':
-        return -(-usec // 10 ** 6)  # systemd rounds up to whole seconds
+        return -(-usec // 10 ** 6)
     return usec
 
 
@@ -330,6 +393,9 @@ def parse_systemd_limit(name, value):
     kind = SYSTEMD_LIMITS[name][0]
     if ':' in text:
         soft_text, hard_text = text.split(':', 1)
+        if soft_text != soft_text.rstrip() or (kind in ('count', 'nice') and hard_text != hard_text.strip()):
+            # systemd 252 and 257 refuse ``512 : 1024`` and ``4M :1G`` (and take ``4M: 1G``)
+            raise LimitsValueError('%s: %r has blanks around ":"' % (name, text))
         soft, hard = _parse_one(name, kind, soft_text), _parse_one(name, kind, hard_text)
         if soft != INFINITY and hard != INFINITY and soft > hard:
             raise LimitsValueError('%s: the soft limit %r is above the hard limit %r' % (name, soft_text, hard_text))

@@ -16,6 +16,9 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import os
+
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import confd
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import FileChange, read_text, rooted
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import systemd
 
@@ -51,9 +54,34 @@ class UnitDropIn(object):
         return read_text(self.local)
 
     def unit_texts(self, ours):
-        """[(shown path, text)] of the unit's files in the order they apply, ours holding ``ours``."""
-        return [(shown, ours if shown == self.path else (read_text(local, root=self.root) or ''))
+        """[(shown path, text)] of the unit's files in the order they apply, ours holding ``ours``;
+        ``ours`` None (our file does not exist): the drop-in of our name that systemd reads in its
+        place (same_name()), under its own path."""
+        shown_as = self.path
+        if ours is None:
+            shown_as, ours = self.same_name()
+        return [(shown_as if shown == self.path and shown_as else shown,
+                 (ours or '') if shown == self.path else (read_text(local, root=self.root) or ''))
                 for shown, local in systemd.unit_files(self.root, self.unit, extra=self.path)]
+
+    def same_name(self):
+        """(path, text) of the drop-in of our file's name that systemd reads while ours does not
+        exist: the first other folder holding the name (/run/systemd/system/<unit>.d, then
+        /usr/local/lib..., the dash-prefix and type folders: systemd.unit(5)), which ours masks
+        once written; (None, None) when there is none or it is masked."""
+        name = os.path.basename(self.path)
+        for folder in systemd.SEARCH_DIRS:
+            for dir_name in systemd.dropin_dir_names(self.unit):
+                shown = os.path.join(folder, dir_name, name)
+                if shown == self.path:
+                    continue
+                local = confd.under_root(self.root, shown)
+                if confd.is_masked(local):
+                    return None, None
+                text = read_text(local, root=self.root) if os.path.lexists(local) else None
+                if text is not None:
+                    return shown, text
+        return None, None
 
     def show(self, properties):
         """({property: value}, None) from ``systemctl show``, or (None, why it failed)."""

@@ -171,16 +171,15 @@ class HugePages(Plan):
         allocates that pool (formats/cmdline.py): then the command line is its source.
         """
         root = self.root
-        sysctl_exact, sysctl_globs = sysctl.effective_values(confd.texts_at_boot(
-            root, sysctl.boot_files(root, extra=self.sysctl_file), self.sysctl_file, sysctl_text))
         tmpfiles_exact, tmpfiles_globs = tmpfiles.effective_writes(confd.texts_at_boot(
             root, tmpfiles.boot_files(root, extra=self.tmpfiles_file), self.tmpfiles_file, tmpfiles_text))
-        # TuneD's [sysctl] vm.nr_hugepages, as kernel_params reads it (then sysctl.d again with reapply_sysctl)
-        after_tuned = LinuxBackend(root).tuned_resolver(self.sysctl_file, sysctl_text)
+        # vm.nr_hugepages at boot as kernel_params reads it: one reading of sysctl.d, the kernel's
+        # parse of the winning text, TuneD's [sysctl] (then sysctl.d again with reapply_sysctl)
+        sysctl_boot = LinuxBackend(root).persisted_resolver(self.sysctl_file, sysctl_text)
 
         def resolve(pool):
             if pool.by_sysctl:
-                value, shown = after_tuned(SYSCTL_KEY, *sysctl.winner(sysctl_exact, sysctl_globs, SYSCTL_KEY))
+                value, shown = sysctl_boot(SYSCTL_KEY)
             else:
                 value, shown = tmpfiles.resolve(tmpfiles_exact, tmpfiles_globs, pool.path)
             if value is None:

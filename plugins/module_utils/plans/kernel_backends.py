@@ -29,6 +29,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.formats import etc_s
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import modules_load
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import sysctl
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import sysctl_keys
+from ansible_collections.dbhost.tuning.plugins.module_utils.formats import sysctl_values
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import tuned
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import tuned_host
 
@@ -44,7 +45,10 @@ HEADER = '# Managed by dbhost.tuning.kernel_params; local edits to these keys ar
 #   kernel.msgmni, msgmax, msgmnb: MSGMNI, MSGMAX, MSGMNB, include/uapi/linux/msg.h
 #   fs.aio-max-nr: aio_max_nr in fs/aio.c (0x10000)
 #   vm.hugetlb_shm_group: sysctl_hugetlb_shm_group in mm/hugetlb.c (0, no group)
+#   net.ipv4.ip_local_port_range: inet_init_net in net/ipv4/af_inet.c (32768 60999), per
+#     network namespace
 KERNEL_DEFAULTS_64BIT = {
+    'net.ipv4.ip_local_port_range': '32768 60999',
     'vm.hugetlb_shm_group': '0',
     'kernel.sem': '32000 1024000000 500 32000',
     'kernel.shmmax': '18446744073692774399',
@@ -130,7 +134,31 @@ class LinuxBackend(object):
         sysfs.write_text(self._proc_file(key), value)
 
     def boot_files(self, our_file, our_text):
-        return confd.texts_at_boot(self.root, sysctl.boot_files(self.root, extra=our_file), our_file, our_text)
+        """[(path, text)] systemd-sysctl reads, our file holding ``our_text``; while our file does
+        not exist (None), the file of its name in a later folder (/run, /usr/local/lib, /usr/lib)
+        is what boots in its place."""
+        shown_as = our_file
+        if our_text is None:
+            shown_as, our_text = self.same_name(our_file)
+        texts = confd.texts_at_boot(self.root, sysctl.boot_files(self.root, extra=our_file), our_file, our_text)
+        return [(shown_as if shown == our_file and shown_as else shown, text) for shown, text in texts]
+
+    def same_name(self, our_file):
+        """(path, text) of the file of our file's name that boots while ours does not exist: the
+        first of the later sysctl.d folders holding it (sysctl.d(5): the same name in an earlier
+        folder masks it, so writing ours hides it), or (None, None)."""
+        folder, name = os.path.dirname(our_file), os.path.basename(our_file)
+        if folder not in sysctl.SEARCH_DIRS:
+            return None, None
+        for later in sysctl.SEARCH_DIRS[sysctl.SEARCH_DIRS.index(folder) + 1:]:
+            shown = os.path.join(later, name)
+            local = confd.under_root(self.root, shown)
+            if confd.is_masked(local):
+                return None, None
+            text = read_text(local, root=self.root) if os.path.lexists(local) else None
+            if text is not None:
+                return shown, text
+        return None, None
 
     def boot_module_note(self, key):
         """Why ``key`` is not set at boot although a file sets it: its /proc/sys entry comes with a
@@ -169,17 +197,34 @@ class LinuxBackend(object):
     builtin_defaults = True
 
     def persisted_resolver(self, our_file, our_text):
+        """key -> (value, source) the next boot gives, were our file to hold ``our_text``: the one
+        reading of the boot for every plan (kernel_params, hugepages' vm.nr_hugepages).
+
+        systemd-sysctl keeps one value per key, the last file's (src/sysctl/sysctl.c: a later
+        assignment replaces an earlier one), and writes it once; the kernel then parses that text
+        (formats/sysctl_values.py) on top of the built-in value.  So the value is what the kernel
+        stores, in decimal: ``0300`` is 192, fields a line leaves out keep the built-in value, a
+        line the kernel refuses leaves the built-in value (or what it stored before the refused
+        field), and the source stays the file whose line was written."""
         exact, globs = sysctl.effective_values(self.boot_files(our_file, our_text))
         after_tuned = self.tuned_resolver(our_file, our_text)
 
         def resolve(key):
             value, source = sysctl.winner(exact, globs, key)
-            if value is None and self.builtin_defaults:
-                default = kernel_default(key, self.root)
+            default = kernel_default(key, self.root) if self.builtin_defaults else None
+            if value is None:
                 if default is not None:
                     value, source = default, KERNEL_DEFAULT_SOURCE
+            else:
+                value = self.kernel_reads(key, value, default)
             return after_tuned(key, value, source)
         return resolve
+
+    def kernel_reads(self, key, text, before):
+        """What /proc/sys/<key> holds once ``text`` is written over ``before`` (formats/sysctl_values.py);
+        the running kernel's value tells the shape of a key the table does not know."""
+        shape = self.read_live(key) if self.live_available and sysctl_keys.known(key) is None else None
+        return sysctl_values.write(key, text, before, shape=shape).value
 
     def tuned_profile(self):
         """The TuneD profile tuned.service applies at boot (formats/tuned.py), or None; read once."""
@@ -208,7 +253,8 @@ class LinuxBackend(object):
             for name, raw, origin, unit in writes:
                 if name is None:
                     if key in reapplied and not profile.excluded(key):
-                        value, source = reapplied[key]
+                        text, source = reapplied[key]
+                        value = self.kernel_reads(key, text, value)
                     continue
                 if name != key:
                     continue
@@ -216,7 +262,8 @@ class LinuxBackend(object):
                 unknown = profile.unresolved(raw, unit)
                 written = expanded if unknown else tuned.modified(expanded, value)
                 if written is not None:
-                    value = sysctl.normalize_value(written)
+                    # TuneD writes its text to /proc/sys as it is: the kernel parses it
+                    value = sysctl.normalize_value(written) if unknown else self.kernel_reads(key, written, value)
                     source = tuned.computed('%s%s' % (origin, why), unknown) if unknown else '%s%s' % (origin, why)
             return value, source
         return resolve
@@ -231,7 +278,7 @@ class LinuxBackend(object):
         for shown, text in confd.texts_at_boot(self.root, files, our_file, our_text):
             for assignment in sysctl.parse(text):
                 if not assignment.glob and not assignment.ignore_failure:
-                    found[assignment.key] = (sysctl.normalize_value(assignment.value), shown)
+                    found[assignment.key] = (assignment.value, shown)
         return found
 
     def values_of(self, text):
@@ -283,6 +330,11 @@ class FreeBSDBackend(LinuxBackend):
     @staticmethod
     def tuned_profile():
         return None
+
+    @staticmethod
+    def kernel_reads(key, text, before):
+        """FreeBSD's sysctl(8) and rc.d read /etc/sysctl.conf: its value is compared as written."""
+        return sysctl.normalize_value(text)
 
     def read_live(self, key):
         rc, out, dummy = self.runner(['sysctl', '-n', key])
@@ -346,6 +398,10 @@ class SunOSBackend(object):
     @staticmethod
     def missing_reason(key):
         return None
+
+    @staticmethod
+    def same_name(our_file):
+        return None, None
 
     def read_live(self, key):
         return None

@@ -92,6 +92,12 @@ class ValueCompare(object):
                                     sysctl_keys.field_names(key))
 
 
+def canonical_decimal(value):
+    """Whole-number fields without leading zeros (``0300`` -> ``300``): the text the kernel reads
+    as the number it shows; other fields as they are."""
+    return ' '.join(str(int(field)) if sysctl.is_numeric(field) else field for field in value.split())
+
+
 def _format_value(value):
     if isinstance(value, bool):
         raise InputError('%r is a boolean, not a kernel value (YAML reads true, yes and on as one): '
@@ -205,7 +211,8 @@ class KernelParams(LivePlusFile, Plan):
             sysctl_keys.check(key, normalized)
         except sysctl_keys.KeyValueError as exc:
             raise InputError('params %r: %s' % (name, exc))
-        return normalized
+        spec = sysctl_keys.known(key)
+        return canonical_decimal(normalized) if spec is not None and spec.kind != 'string' else normalized
 
     def _per_key_comparisons(self, wanted):
         """comparisons and the values' own >=/<= marks, per key; a range's word made per field."""
@@ -252,25 +259,33 @@ class KernelParams(LivePlusFile, Plan):
 
     @staticmethod
     def check_types(desired, live):
-        for key, value in desired.items():
+        for key, value in list(desired.items()):
             if value is None:
                 continue
             reference = live.get(key)
             numeric_key = sysctl.is_numeric(reference) if reference else key in KNOWN_NUMERIC_KEYS
             if numeric_key and not sysctl.is_numeric(value):
                 raise InputError('params %r: %r is not numeric, and %s takes numbers' % (key, value, key))
+            if numeric_key:
+                # written as canonical decimal: the kernel reads a leading 0 as octal
+                desired[key] = value = canonical_decimal(value)
             if reference and numeric_key and len(reference.split()) != len(value.split()):
                 raise InputError('params %r: %s takes %d value(s), got %d (%r)'
                                  % (key, key, len(reference.split()), len(value.split()), value))
 
     def read_persisted(self, desired):
+        """Our file, and how the next boot resolves each key with it.  While our file does not
+        exist, the file of its name in a later folder (``base``: /run/sysctl.d, /usr/local/lib...)
+        boots in its place; ours, once written, masks it, so ours starts from its text."""
         local_file = rooted(self.root, self.file)
         text = read_text(local_file)
+        base_path, base = (None, text) if text is not None else self.backend.same_name(self.file)
         managed = dict((key, None) for key in desired)
-        without_ours = self.backend.render(text, managed) if text is not None and managed else text
-        return {'path': local_file, 'text': text, 'ours': self.backend.values_of(text),
+        without_ours = self.backend.render(base, managed) if base is not None and managed else base
+        return {'path': local_file, 'text': text, 'base': base, 'base_path': base_path,
+                'ours': self.backend.values_of(base),
                 'resolve': self.backend.persisted_resolver(self.file, text),
-                'others': self.backend.persisted_resolver(self.file, without_ours)}
+                'others': self.backend.persisted_resolver(self.file, '' if without_ours is None else without_ours)}
 
     # ---------------------------------------------------------------- applying
     @property
@@ -299,8 +314,15 @@ class KernelParams(LivePlusFile, Plan):
         return 'read-only /proc/sys (%s)' % (exc.strerror or 'EROFS')
 
     def file_text(self, desired, persisted, done):
-        text = persisted['text']
-        return self.backend.render(text, done.changes, self.header) if done.changes else text
+        if not done.changes:
+            return persisted['text']
+        if persisted['base_path']:
+            # ours masks the file of its name: its other lines are carried over, so that nothing it
+            # gave at boot is lost
+            carried = '%s\n# Lines carried over from %s, which this file masks (same name).\n%s' % (
+                self.header, persisted['base_path'], persisted['base'])
+            return self.backend.render(carried, done.changes, self.header)
+        return self.backend.render(persisted['base'], done.changes, self.header)
 
     def applied(self, desired, persisted, done):
         done.resolve_after = self.backend.persisted_resolver(self.file, done.change.after)
@@ -392,6 +414,9 @@ class KernelParams(LivePlusFile, Plan):
         if key in done.changes and not details and key not in self.notes:
             details.append(did(self.check_mode, 'write %s' % self.file))
         details.extend(self._field_details(key, want, live, live_ok, resolve_before, persisted_ok))
+        if persisted['base_path'] and key in done.changes:
+            details.append('%s masks %s (same name) once it exists, so that file\'s other lines are carried over'
+                           % (self.file, persisted['base_path']))
         details.extend(self._module_note(key))
         return Setting(key, self.file, want, live_now, winner_value, status, '; '.join(details), comparison=how)
 

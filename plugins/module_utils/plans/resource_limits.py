@@ -312,15 +312,22 @@ class ResourceLimits(Plan):
         dropin = self._dropin()
         shown_before = live['show']
         changes = {}
+        # while ours does not exist, a drop-in of its name in /run or /usr/lib is read in its place;
+        # ours masks it once written, so it starts from that text
+        base_path, base = (None, before) if before is not None else dropin.same_name()
         for name, (text, pair) in self.desired_service.items():
-            ours = service_limits.last_valid([(dropin.path, before or '')], 'Service', name, name)
-            now = self._service_source(dropin.unit_texts(before or ''), name, live)
+            ours = service_limits.last_valid([(dropin.path, base or '')], 'Service', name, name)
+            now = self._service_source(dropin.unit_texts(before), name, live)
             if self.comparison == compare.MINIMUM and self._pair_meets(now.pair, pair):
                 continue  # the service already gets at least this (unit, manager default): never lowered
             if not self._pair_meets(ours.pair, pair):
                 changes[name] = service_limits.to_write(text, pair, now.pair) if (
                     self.comparison == compare.MINIMUM) else text
-        after = systemd.render(before, {'Service': changes}, header=DROPIN_HEADER) if changes else before
+        after = before
+        if changes:
+            carried = '%s\n# Carried over from %s, which this drop-in masks (same name).\n%s' % (
+                DROPIN_HEADER, base_path, base) if base_path else base
+            after = systemd.render(carried, {'Service': changes}, header=DROPIN_HEADER)
         change = dropin.change(before, after)
         service = ServiceDone(dropin, change, changes, shown_before, live['show_error'])
         if not self.check_mode:
@@ -344,8 +351,8 @@ class ResourceLimits(Plan):
         change.report(result)
         if done.reloaded:
             result.mark_changed()
-        files_before = dropin.unit_texts(change.before or '')
-        files_after = dropin.unit_texts(change.after or '')
+        files_before = dropin.unit_texts(change.before)
+        files_after = dropin.unit_texts(change.after)
         for name in sorted(self.desired_service):
             before = self._service_source(files_before, name, live)
             after = self._service_source(files_after, name, live)

@@ -24,6 +24,20 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import limits
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import pam_limits
 
+try:
+    import resource
+except ImportError:   # not on every platform; a side no file sets is then unknown
+    resource = None
+
+# limits.conf items with an rlimit: (resource name, how many of the rlimit's units one
+# limits.conf unit is: pam_limits.c multiplies sizes by 1024 and cpu minutes by 60).
+_RLIMITS = {
+    'core': ('RLIMIT_CORE', 1024), 'data': ('RLIMIT_DATA', 1024), 'fsize': ('RLIMIT_FSIZE', 1024),
+    'memlock': ('RLIMIT_MEMLOCK', 1024), 'rss': ('RLIMIT_RSS', 1024), 'stack': ('RLIMIT_STACK', 1024),
+    'as': ('RLIMIT_AS', 1024), 'cpu': ('RLIMIT_CPU', 60), 'nofile': ('RLIMIT_NOFILE', 1),
+    'nproc': ('RLIMIT_NPROC', 1), 'locks': ('RLIMIT_LOCKS', 1), 'sigpending': ('RLIMIT_SIGPENDING', 1),
+}
+
 LIMITS_HEADER = '# Managed by dbhost.tuning.resource_limits; local edits to these items are overwritten.'
 
 
@@ -81,18 +95,33 @@ class SessionLimits(object):
             return dict((side, Found(same[side].value, same[side].path, '%s in %s' % (domain, same[side].path)))
                         for side in ('soft', 'hard'))
         resolved = pam_limits.resolve(files, self.accounts.get(domain), item, name=domain)
+        inherited = self.inherited(item)
         if resolved.stopped is not None:
             why = 'the "%s -" line %s line %d ends pam_limits\' reading: no file gives a limit' % (
                 domain, resolved.stopped[0], resolved.stopped[1])
-            return dict((side, Found(None, resolved.stopped[0], why)) for side in ('soft', 'hard'))
-        soft, hard = resolved.effective()
+            return dict((side, Found(inherited[index], resolved.stopped[0], why))
+                        for index, side in enumerate(('soft', 'hard')))
+        soft, hard = resolved.effective(inherited)
         result = {'hard': _found(hard, resolved.hard)}
         if resolved.soft is not None and soft != resolved.soft.value:
-            result['soft'] = Found(soft, resolved.hard.path, 'the hard limit %s set by %s (soft %s is lowered to it)'
-                                   % (hard, resolved.hard.where(), resolved.soft.value))
+            by = resolved.hard.where() if resolved.hard is not None else 'no file (the hard limit the session inherits)'
+            result['soft'] = Found(soft, resolved.hard.path if resolved.hard is not None else None,
+                                   'the hard limit %s set by %s (soft %s is lowered to it)' % (hard, by, resolved.soft.value))
         else:
             result['soft'] = _found(soft, resolved.soft)
         return result
+
+    def inherited(self, item):
+        """(soft, hard) a login inherits for ``item``, in limits.conf units, on the running system
+        (root /): the limits of this process, which runs as root in the session Ansible logged in
+        with, where pam_limits applies no group or ``*`` line (limits.conf(5)); so, barring a root
+        line, what sshd (or the caller) hands every session.  (None, None) under another root or
+        for an item without an rlimit: a side no file sets is then unknown."""
+        if self.root != '/' or item not in _RLIMITS or resource is None:
+            return (None, None)
+        name, unit = _RLIMITS[item]
+        return tuple(pam_limits.UNLIMITED if value == resource.RLIM_INFINITY else value // unit
+                     for value in resource.getrlimit(getattr(resource, name)))
 
     # ---------------------------------------------------------------- comparing
     def _meets(self, have, want):

@@ -230,3 +230,36 @@ def test_where_systemd_runs_its_built_in_default_and_loaded_value_count(root):
     record = records(result)['postgresql.service LimitMEMLOCK']
     assert record['persisted'] == '16777216'
     assert 'systemd has loaded LimitMEMLOCK=8388608 but the files give 16777216' in record['detail']
+
+
+@pytest.mark.parametrize('theirs', ['/run/systemd/system/oracle-db.service.d/90-dbhost-tuning.conf',
+                                    '/usr/local/lib/systemd/system/oracle-db.service.d/90-dbhost-tuning.conf',
+                                    '/usr/lib/systemd/system/oracle-db.service.d/90-dbhost-tuning.conf'])
+def test_a_drop_in_of_our_name_elsewhere_is_read_while_ours_does_not_exist(root, run_module, theirs):
+    """systemd reads /run/.../90-dbhost-tuning.conf while /etc has no file of that name: it gives
+    8M, not nothing; ours masks it once written, so its other lines are carried over."""
+    put(root, '/etc/systemd/system/oracle-db.service', UNIT)
+    put(root, '/etc/systemd/system.conf', '[Manager]\nDefaultLimitMEMLOCK=infinity\n')
+    put(root, theirs, '[Service]\nLimitMEMLOCK=8M\nLimitNOFILE=65536\n')
+    before = digest(root)
+    check = _service(run_module, root, check_mode=True)
+    assert digest(root) == before
+    record = check['settings'][0]
+    assert record['status'] == 'drift' and record['persisted'] == str(8 << 20)
+    _service(run_module, root)
+    text = read(root, DROPIN)
+    assert 'LimitNOFILE=65536\n' in text and 'LimitMEMLOCK=60G\n' in text and 'LimitMEMLOCK=8M' not in text
+    assert theirs in text
+    again = _service(run_module, root)
+    assert again['changed'] is False and again['settings'][0]['persisted'] == str(60 << 30)
+    assert run_module(resource_limits, {'service': 'oracle-db', 'service_limits': {'LimitNOFILE': 65536},
+                                        'root': root}, check_mode=True)['settings'][0]['status'] == 'ok'
+
+
+def test_a_masked_drop_in_of_our_name_gives_nothing(root, run_module):
+    put(root, '/etc/systemd/system/oracle-db.service', UNIT + 'LimitMEMLOCK=64G\n')
+    put(root, '/usr/lib/systemd/system/oracle-db.service.d/90-dbhost-tuning.conf', '[Service]\nLimitMEMLOCK=8M\n')
+    os.makedirs(os.path.join(root, 'run/systemd/system/oracle-db.service.d'))
+    os.symlink('/dev/null', os.path.join(root, 'run/systemd/system/oracle-db.service.d/90-dbhost-tuning.conf'))
+    record = _service(run_module, root, check_mode=True)['settings'][0]
+    assert record['status'] == 'ok' and record['persisted'] == str(64 << 30)

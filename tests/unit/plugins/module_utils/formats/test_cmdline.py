@@ -108,3 +108,15 @@ def test_isolation_as_the_kernel_reads_it(text, isolcpus, nohz_full):
 def test_isolation_the_kernel_refuses(text, message):
     with pytest.raises(cmdline.CmdlineError, match=message.replace('(', r'\(')):
         cmdline.BootLine(text, 't').isolation()
+
+
+@pytest.mark.parametrize('text, kb', [('2M', 2048), ('1G', 1048576), ('2097152', 2048), ('0x200000', 2048),
+                                      ('02M', 2048), ('2m', 2048), ('1g', 1048576), ('2Mfoo', 2048)])
+def test_size_kb_as_memparse_reads_it(text, kb):
+    assert cmdline.size_kb(text) == kb
+
+
+@pytest.mark.parametrize('text', ['', 'M', 'lots', '-2M'])
+def test_size_kb_refuses_what_is_no_size(text):
+    with pytest.raises(cmdline.CmdlineError):
+        cmdline.size_kb(text)

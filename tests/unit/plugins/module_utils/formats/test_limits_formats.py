@@ -281,8 +281,8 @@ def test_project_attribute_value_without_field_separators(value):
 @pytest.mark.parametrize('name, value, message', [
     ('LimitNICE', '41', "LimitNICE: '41' is neither a nice value (+N/-N) nor a raw limit 0..40"),
     ('LimitNICE', 'low', "LimitNICE: 'low' is neither a nice value (+N/-N) nor a raw limit 0..40"),
-    ('LimitCPU', '1min30', "LimitCPU: '1min30' is not a time span"),
-    ('LimitRTTIME', '5s3', "LimitRTTIME: '5s3' is not a time span"),
+    ('LimitCPU', '1min3x', "LimitCPU: '1min3x' is not a time span"),
+    ('LimitRTTIME', '5s 3 weeks ago', "LimitRTTIME: '5s 3 weeks ago' is not a time span"),
 ])
 def test_parse_systemd_limit_refusal_names_the_value(name, value, message):
     with pytest.raises(limits.LimitsValueError) as caught:
@@ -346,3 +346,43 @@ def test_project_line_rewritten_in_place_keeps_its_line_ending():
                'user.grid': project.Project('user.grid', 101, 'db', [], [], [])}
     assert project.render('user.oracle:100::::\r\nuser.grid:101::::', changes) == \
         'user.oracle:100:db:::\r\nuser.grid:101:db:::\n'
+
+
+# What systemd 252 (Debian 12) and 257 (Debian 13) gave in systemctl show for a drop-in holding
+# each value (molecule/consumers proves the same values again: tests/test_layouts.py).
+@pytest.mark.parametrize('name, value, pair', [
+    ('LimitNOFILE', '0x100', (256, 256)), ('LimitNOFILE', '0300', (192, 192)), ('LimitNOFILE', '0o17', (15, 15)),
+    ('LimitNOFILE', '0b101', (5, 5)), ('LimitNOFILE', '+5', (5, 5)), ('LimitNOFILE', '0x10:0x20', (16, 32)),
+    ('LimitMEMLOCK', '1.5K', (1536, 1536)), ('LimitMEMLOCK', '010', (10, 10)), ('LimitMEMLOCK', '1 K', (1024, 1024)),
+    ('LimitMEMLOCK', '1.9999B', (1, 1)), ('LimitMEMLOCK', '0.5', (0, 0)), ('LimitMEMLOCK', '1G 512M', (1610612736,) * 2),
+    ('LimitMEMLOCK', '1G512M', (1610612736,) * 2), ('LimitMEMLOCK', '4M: 1G', (4194304, 1073741824)),
+    ('LimitCPU', '1min30', (90, 90)), ('LimitCPU', '1.2', (2, 2)), ('LimitCPU', '1.5min', (90, 90)),
+    ('LimitCPU', '30 s', (30, 30)), ('LimitRTTIME', '5s3', (5000003, 5000003)), ('LimitNICE', '+5', (15, 15)),
+    ('LimitNICE', '0x10', (16, 16)),
+])
+def test_parse_systemd_limit_as_systemd_reads_it(name, value, pair):
+    assert limits.parse_systemd_limit(name, value) == pair
+
+
+@pytest.mark.parametrize('name, value', [
+    ('LimitNOFILE', '512:'), ('LimitNOFILE', ':512'), ('LimitNOFILE', ''), ('LimitNOFILE', 'unlimited'),
+    ('LimitNOFILE', '512 : 1024'), ('LimitNOFILE', '4096:1024'), ('LimitNOFILE', '-1'), ('LimitNOFILE', '512abc'),
+    ('LimitNOFILE', '1K'), ('LimitNOFILE', '09'), ('LimitMEMLOCK', '0x1000'), ('LimitMEMLOCK', '1KB'),
+    ('LimitMEMLOCK', '1k'), ('LimitMEMLOCK', '1KiB'), ('LimitMEMLOCK', ''), ('LimitMEMLOCK', 'infinity:4M'),
+    ('LimitMEMLOCK', '1e3'), ('LimitMEMLOCK', '4M :1G'),
+])
+def test_values_systemd_ignores(name, value):
+    """systemd logs "Failed to parse resource value, ignoring" and keeps what it had: an empty
+    assignment does not reset a limit (systemd 252 and 257 keep the unit file's value)."""
+    with pytest.raises(limits.LimitsValueError):
+        limits.parse_systemd_limit(name, value)
+
+
+def test_effective_reads_values_as_pam_limits_does():
+    """strtoull base 10: 0300 is 300 (not octal), 4096kb is 4096; a value without digits skips the line."""
+    text = ('@dba soft memlock 0300\n@dba hard memlock 4096kb\n@dba hard memlock lots\n'
+            '@dba - nofile -1\n@dba soft core 99999999999999999999\n')
+    found = limits.effective([('/etc/security/limits.d/x.conf', text)], '@dba', 'memlock')
+    assert (found['soft'].value, found['hard'].value) == ('300', '4096')
+    assert limits.effective([('f', text)], '@dba', 'nofile')['hard'].value == 'unlimited'
+    assert limits.effective([('f', text)], '@dba', 'core')['soft'].value == 'unlimited'

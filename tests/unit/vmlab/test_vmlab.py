@@ -11,6 +11,7 @@ __metaclass__ = type
 
 import importlib.util
 import os
+import select
 import stat
 
 import pytest
@@ -125,7 +126,13 @@ def started_lab(lab, monkeypatch, tmp_path):
     monkeypatch.setenv('BOOT_ID_FILE', str(tmp_path / 'boot_id'))
     monkeypatch.setenv('SSH_LOG', str(tmp_path / 'ssh.log'))
     monkeypatch.setattr(vmlab.time, 'sleep', lambda seconds: None)
-    return vmlab.start('t', image)
+    state = vmlab.start('t', image)
+    # The stand-in becomes "qemu" only once its `exec -a` has run; until then reboot() would
+    # rightly find no qemu. Wait for it (select, since time.sleep is patched out above).
+    deadline = vmlab.time.monotonic() + 60
+    while not vmlab.is_our_qemu(state['pid'], state['folder']) and vmlab.time.monotonic() < deadline:
+        select.select([], [], [], 0.05)
+    return state
 
 
 def test_reboot_waits_for_a_new_boot_id_and_keeps_the_vm(lab, monkeypatch, tmp_path):

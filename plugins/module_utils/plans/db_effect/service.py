@@ -63,7 +63,8 @@ def find(service, runner, root='/'):
     except OSError as exc:
         return ServiceProcesses(problem='systemctl cannot run: %s' % exc)
     if rc != 0:
-        return ServiceProcesses(problem='systemctl show %s failed: %s' % (service, (err or out).strip()))
+        said = '; '.join(line.strip() for line in (err or out or '').splitlines() if line.strip())
+        return ServiceProcesses(problem='systemctl show %s failed: %s' % (service, said or 'exit status %d' % rc))
     shown = parse_show(out)
     if shown.get('LoadState') == 'not-found':
         return ServiceProcesses(problem='no service %s on this host' % service)

@@ -12,6 +12,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import os
 import re
 from collections import namedtuple
 
@@ -165,7 +166,9 @@ def under(path, folders):
 
 
 def direct_io(processes, engine, folders):
-    """The engine's data files open under ``folders`` (the direct_io mounts), each opened with O_DIRECT."""
+    """The engine's data files open under ``folders`` (the direct_io mounts; empty: anywhere, for an engine whose
+    data files have names of their own), each opened with O_DIRECT.  The answer's ``live`` is followed by the
+    files found, for the mounts' options."""
     pattern = DATA_FILES.get(engine)
     if pattern is None:
         return Answer(None, None, '%s opens its data files without O_DIRECT whatever its settings' % engine)
@@ -176,16 +179,16 @@ def direct_io(processes, engine, folders):
         if not opened:
             unread.append(proc.pid)
         for dummy, path, flags in opened:
-            if path.startswith('/') and under(path, folders) and pattern.search(path):
+            if path.startswith('/') and (not folders or under(path, folders)) and pattern.search(path):
                 direct = flags is not None and bool(flags & O_DIRECT)
                 files[path] = files.get(path, False) or direct
     if not files:
         if len(unread) == len(processes):
             return Answer(None, None, 'cannot read /proc/PID/fd of the service\'s processes')
-        return Answer(None, None, 'no data file open under %s' % ', '.join(folders))
+        return Answer(None, None, 'no data file open%s' % (' under %s' % ', '.join(folders) if folders else ''))
     buffered = sorted(path for path, direct in files.items() if not direct)
     live = '%d of %d data files with O_DIRECT' % (len(files) - len(buffered), len(files))
-    detail = 'open under %s' % ', '.join(folders)
+    detail = 'open under %s' % ', '.join(folders or sorted(set(os.path.dirname(p) for p in files)))
     if buffered:
         detail += '; buffered: %s' % ', '.join(buffered[:5]) + (' ...' if len(buffered) > 5 else '')
     return Answer(not buffered, live, detail)

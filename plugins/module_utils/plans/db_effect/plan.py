@@ -73,11 +73,12 @@ class DbEffect(Plan):
         if self.engine is not None and self.engine not in ENGINES:
             raise InputError('engine: %r is not one of %s' % (self.engine, ', '.join(ENGINES)))
         needs = {'memlock': self.memlock, 'cpus': self.cpus, 'mems': self.mems if self.cpus in (None, '') else 'cpus',
-                 'direct_io': self.direct_io_paths}
+                 'direct_io': self.direct_io_paths if self.engine == 'oracle' else 'named'}
         for check, value in needs.items():
             if check in self.checks and value in (None, '', []):
                 raise InputError('checks: %s is asked, but %s is not given' % (
-                    check, {'direct_io': 'direct_io_paths', 'mems': 'mems (or cpus)'}.get(check, check)))
+                    check, {'direct_io': 'direct_io_paths (Oracle\'s data files are every file under them)',
+                            'mems': 'mems (or cpus)'}.get(check, check)))
         if 'direct_io' in self.checks and self.engine is None:
             raise InputError('checks: direct_io needs engine (which files are the data files)')
         for name in ('cpus', 'mems'):
@@ -144,18 +145,21 @@ class DbEffect(Plan):
         if check == 'mems':
             return checks.memory_nodes(main, processes, desired['mems'], base_kb)
         answer = checks.direct_io(processes, self.engine, self.direct_io_paths)
-        return checks.Answer(answer.got, answer.live, '%s; %s' % (answer.detail, self._mount_options()))
+        folders = self.direct_io_paths or [answer.detail.partition('open under ')[2].partition(';')[0]]
+        return checks.Answer(answer.got, answer.live, '%s; %s' % (answer.detail, self._mount_options(folders)))
 
-    def _mount_options(self):
-        """The live options of the mounts that hold the direct I/O folders (/proc/self/mountinfo)."""
+    def _mount_options(self, folders):
+        """The live options of the mounts that hold the data files' folders (/proc/self/mountinfo)."""
         mounts = mountinfo.parse(sysfs.read_text(kernel_path(self.root, '/proc/self/mountinfo'), strip=False) or '')
         words = []
-        for folder in self.direct_io_paths:
+        for folder in sorted(set(f for part in folders for f in part.split(', ') if f.startswith('/'))):
             holding = [m for m in mounts if checks.under(folder, [m.mount_point])]
             if holding:
                 mount = max(holding, key=lambda m: len(m.mount_point))
-                words.append('%s mounted %s (%s)' % (mount.mount_point, mount.fstype,
-                                                     ','.join(mount.options + mount.super_options)))
+                word = '%s mounted %s (%s)' % (mount.mount_point, mount.fstype,
+                                               ','.join(mount.options + mount.super_options))
+                if word not in words:
+                    words.append(word)
         return '; '.join(words) or 'no mount found'
 
     def read_persisted(self, desired):

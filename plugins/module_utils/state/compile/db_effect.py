@@ -24,6 +24,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import os
+
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import compare
 from ansible_collections.dbhost.tuning.plugins.module_utils.state.compile.common import Call, role_var
 
@@ -105,10 +107,14 @@ def _direct_io(state, inputs):
         name, direct = DIRECT_IO_PARAMS[db['engine']]
         params = dict(engine_params.get(db['engine']) or {})
         params.update(db.get('params') or {})
-        folders = list(mounts)
-        if str(params.get(name, '')).upper() not in direct or not folders:
+        # Oracle's data files are every file on the direct I/O mounts; InnoDB's have names of their own
+        folders = list(mounts) if db['engine'] == 'oracle' else []
+        if str(params.get(name, '')).upper() not in direct or db['engine'] == 'oracle' and not folders:
             continue
-        changed_by = [p for p in [db.get('path')] + [fstab or FSTAB for fstab in fstabs] if p]
+        # the file named and its folder: the setting may be written to a file included from there, and
+        # every write renames a file into its folder
+        path = db.get('path')
+        changed_by = [p for p in [path, path and os.path.dirname(path)] + [fstab or FSTAB for fstab in fstabs] if p]
         _add(state, 'direct_io', db['service'], dict(
             checks=['direct_io'], engine=db['engine'], direct_io_paths=folders, changed_by=changed_by),
             {'direct_io': 'user: direct_io_databases[%d].params (%s)' % (index, name)},

@@ -154,6 +154,11 @@ def test_direct_io_flags_of_innodb_files_and_the_mount_options(tmp_path):
     record = records(_run(tmp_path, **args))['mariadb.service data files with O_DIRECT']
     assert record['status'] == 'drift' and record['live'] == '1 of 2 data files with O_DIRECT'
     assert 'buffered: /srv/data/mysql/shop/orders.ibd' in record['detail']
+    # no folder given: InnoDB's files wherever they are, and the mounts that hold them
+    anywhere = records(_run(tmp_path, **dict(args, direct_io_paths=[])))['mariadb.service data files with O_DIRECT']
+    assert anywhere['live'] == '1 of 2 data files with O_DIRECT'
+    assert anywhere['detail'].startswith('open under /srv/data/mysql, /srv/data/mysql/shop; buffered: ')
+    assert anywhere['detail'].endswith('/srv/data mounted xfs (rw,noatime,rw,attr2,inode64,noquota)')
 
 
 def test_postgresql_direct_io_is_unsupported_with_the_reason(tmp_path):
@@ -192,6 +197,7 @@ def test_only_the_main_process_when_the_cgroup_cannot_be_found(tmp_path):
     (dict(checks=[]), ['checks', 'none given']),
     (dict(checks=['memlock']), ['memlock is asked']),
     (dict(checks=['direct_io'], direct_io_paths=['/srv/data']), ['direct_io needs engine']),
+    (dict(checks=['direct_io'], engine='oracle'), ['direct_io_paths']),
     (dict(checks=['cpus'], cpus='3-1'), ['cpus']),
     (dict(checks=['huge_pages'], service='a\nb.service'), ['service']),
     (dict(checks=['huge_pages'], engine='db2'), ['engine', 'db2']),

@@ -54,8 +54,8 @@ def test_each_tuned_service_gets_its_checks_owned_by_its_role():
             'checks': ['cpus', 'mems'], 'cpus': 'node:1', 'mems': None, 'service': service,
             'changed_by': ['/etc/systemd/system/%s.d/90-dbhost-tuning-cpus.conf' % service]}),
         ('direct_io', 'db_effect mysql mariadb.service', {
-            'checks': ['direct_io'], 'engine': 'mysql', 'direct_io_paths': ['/srv/data'], 'service': 'mariadb.service',
-            'changed_by': ['/etc/mysql/my.cnf', '/etc/fstab']})]
+            'checks': ['direct_io'], 'engine': 'mysql', 'direct_io_paths': [], 'service': 'mariadb.service',
+            'changed_by': ['/etc/mysql/my.cnf', '/etc/mysql', '/etc/fstab']})]
     records = dict((r['key'], r) for r in state.records if r['kind'] == 'db_effect')
     assert sorted(records) == sorted([
         '%s shared memory in huge pages' % service, '%s locked memory' % service, '%s CPUs' % service,

@@ -21,6 +21,10 @@ Standard library only: the unit tests run it on recorded evidence.
 """
 
 import hashlib
+import importlib.util
+import os
+
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 CLEAN = ('ok', 'unsupported')
 
@@ -255,6 +259,15 @@ def check_revert(checks, revert):
                      selected(words(reverted.get(path))), selected(words(untuned.get(path))))
 
 
+def _effect_phase():
+    """tests/vm/effect_phase.py, beside this file (what the running databases get; loaded by its path, as the
+    unit tests load this file)."""
+    spec = importlib.util.spec_from_file_location('vm_effect_phase', os.path.join(HERE, 'effect_phase.py'))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def check(evidence, expect):
     checks = Checks()
     if 'revert' in evidence:
@@ -264,4 +277,6 @@ def check(evidence, expect):
     check_shadowed(checks, evidence, expect)
     check_numa(checks, evidence['observed'], expect)
     check_host(checks, evidence, expect)
+    if 'effect' in evidence:
+        _effect_phase().check(checks, evidence)
     return checks.passed, checks.failed

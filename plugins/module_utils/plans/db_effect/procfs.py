@@ -14,6 +14,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import os
+import re
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import sysfs
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import kernel_path
@@ -27,40 +28,40 @@ SHARED_PREFIXES = ('/SYSV', '/dev/shm/', '/memfd:', '/dev/zero', '/anon_hugepage
 O_DIRECT = getattr(os, 'O_DIRECT', 0o40000)
 
 
-def _kb(value):
-    """``2048 kB`` -> 2048."""
-    try:
-        return int(value.split()[0])
-    except (IndexError, ValueError):
-        return 0
+_SMAPS_HEADER = re.compile(r'^([0-9a-f]+)-([0-9a-f]+) (\S+) \S+ \S+ \S+[ \t]*(.*)$', re.M)
+_SMAPS_FIELD = re.compile(r'^(Size|Rss|KernelPageSize|Shared_Hugetlb|Private_Hugetlb):\s+([0-9]+) kB', re.M)
 
 
-def parse_smaps(text):
+def _maybe_shared(perms, path):
+    """A mapping worth reading the fields of: shared, or named as hugetlbfs names its files."""
+    return perms[3:4] == 's' or path.startswith(SHARED_PREFIXES) or 'huge' in path
+
+
+def parse_smaps(text, every=False):
     """/proc/PID/smaps -> [{'start', 'end', 'perms', 'path', 'size_kb', 'rss_kb', 'page_kb', 'hugetlb_kb'}].
 
     A mapping's header line is ``start-end perms offset dev inode [path]``; the lines after it
     are ``Field:  value kB`` (and VmFlags).  ``page_kb`` is KernelPageSize, the page size the
-    kernel backs the mapping with.
+    kernel backs the mapping with.  Only the mappings that can be shared memory or huge pages
+    have their fields read (a database's private heap is most of the file), unless ``every``.
     """
+    text = text or ''
+    headers = list(_SMAPS_HEADER.finditer(text))
     mappings = []
-    current = None
-    for line in (text or '').splitlines():
-        head = line.split(None, 5)
-        if head and '-' in head[0] and not head[0].endswith(':'):
-            start, dummy, end = head[0].partition('-')
-            current = {'start': start, 'end': end, 'perms': head[1] if len(head) > 1 else '',
-                       'path': head[5].strip() if len(head) > 5 else '', 'size_kb': 0, 'rss_kb': 0,
-                       'page_kb': 0, 'hugetlb_kb': 0}
-            mappings.append(current)
+    for index, header in enumerate(headers):
+        start, end, perms, path = header.group(1), header.group(2), header.group(3), header.group(4).strip()
+        entry = {'start': start, 'end': end, 'perms': perms, 'path': path, 'size_kb': 0, 'rss_kb': 0,
+                 'page_kb': 0, 'hugetlb_kb': 0}
+        mappings.append(entry)
+        if not every and not _maybe_shared(perms, path):
             continue
-        if current is None or ':' not in line:
-            continue
-        name, dummy, value = line.partition(':')
-        field = {'Size': 'size_kb', 'Rss': 'rss_kb', 'KernelPageSize': 'page_kb'}.get(name)
-        if field:
-            current[field] = _kb(value)
-        elif name in ('Shared_Hugetlb', 'Private_Hugetlb'):
-            current['hugetlb_kb'] += _kb(value)
+        stop = headers[index + 1].start() if index + 1 < len(headers) else len(text)
+        for field in _SMAPS_FIELD.finditer(text, header.end(), stop):
+            name, value = field.group(1), int(field.group(2))
+            if name.endswith('Hugetlb'):
+                entry['hugetlb_kb'] += value
+            else:
+                entry[{'Size': 'size_kb', 'Rss': 'rss_kb', 'KernelPageSize': 'page_kb'}[name]] = value
     return mappings
 
 
@@ -160,12 +161,15 @@ class Process(object):
     def __init__(self, pid, root='/'):
         self.pid = int(pid)
         self.root = root
+        self._read = {}   # each file read once per run (smaps serves two checks)
 
     def path(self, *parts):
         return kernel_path(self.root, '/'.join(('/proc', str(self.pid)) + tuple(str(p) for p in parts)))
 
     def read(self, *parts):
-        return sysfs.read_text(self.path(*parts), strip=False)
+        if parts not in self._read:
+            self._read[parts] = sysfs.read_text(self.path(*parts), strip=False)
+        return self._read[parts]
 
     def exists(self):
         return os.path.isdir(self.path())

@@ -73,6 +73,7 @@ def find(service, runner, root='/'):
         return ServiceProcesses(problem='service %s is not running (%s)' % (service, shown.get('ActiveState') or
                                                                              'no main process'))
     cgroup = shown.get('ControlGroup') or ''
-    pids = cgroup_pids(root, cgroup) if cgroup else None
+    # a service's cgroup is its own, never the root one (which holds every process of the host)
+    pids = cgroup_pids(root, cgroup) if cgroup.strip('/') else None
     pids = [main] + [pid for pid in (pids or []) if pid != main]
     return ServiceProcesses(main=main, pids=pids, cgroup=cgroup or None)

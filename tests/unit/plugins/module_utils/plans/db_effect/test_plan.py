@@ -221,3 +221,18 @@ def test_memory_nodes_default_to_the_nodes_of_the_sets_cpus(tmp_path):
     assert result['%s CPUs' % SERVICE]['status'] == 'drift'   # the samples' processes run on 0-3
     assert result['%s memory nodes' % SERVICE]['desired'] == '1'
     assert result['%s memory nodes' % SERVICE]['status'] == 'ok'   # Mems_allowed 0-1, but bound to 1 (bind:1)
+
+
+def test_the_root_cgroup_is_never_taken_for_the_services(tmp_path):
+    _postgres(tmp_path, s.MAIN_2M)
+    s.host(tmp_path, [1, 2, 812, 813, 814], cgroup='')   # /sys/fs/cgroup/systemd/cgroup.procs: every process
+    record = records(_run(tmp_path, checks=['memlock'], memlock='65536', runner=s.systemctl(812, cgroup='/')))[
+        '%s locked memory' % SERVICE]
+    assert record['target'] == 'pid 812'
+
+
+def test_smaps_fields_of_private_mappings_are_skipped_unless_asked():
+    from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_effect.procfs import parse_smaps
+    mappings = parse_smaps(s.HEAP + s.MAIN_4K)
+    assert [(m['path'], m['size_kb']) for m in mappings] == [('[heap]', 0), ('/dev/zero (deleted)', 147456)]
+    assert parse_smaps(s.HEAP, every=True)[0]['size_kb'] == 2048

@@ -15,7 +15,7 @@ runs scripts/drift-check and keeps the effect rows (kind db_effect):
   maria-after   mariadb.service restarted        -> ok
   maria-forced  a drop-in starting mariadbd with --innodb-flush-method=fsync, restarted
                 after the change                 -> drift
-and then puts the drop-in away.  The tuned instance's rows of the drift checks before and
+and then puts the drop-in away and stops MariaDB (prepare.sh disabled it at boot).  The tuned instance's rows of the drift checks before and
 after the reboot must all be ok (no false alarm).  check(checks, evidence) judges; the
 evidence is kept in results/effect.json.  Standard library only.
 """
@@ -43,7 +43,7 @@ direct_io_databases:
       shared_buffers: "{{ dbhost_vm_shared_buffers }}"
       huge_pages: "on"
   - engine: mysql
-    path: /etc/mysql/mariadb.conf.d/50-server.cnf
+    path: /etc/mysql/my.cnf
     service: mariadb.service
     params:
       innodb_flush_method: O_DIRECT
@@ -61,15 +61,16 @@ def _effects(records):
 
 
 def _pg_restart(scenario, huge_pages, pages):
-    scenario.ssh(['sh', '-c', 'systemctl stop %s && echo %d > %s && sed -i "s/^huge_pages *=.*/huge_pages = %s/" '
-                  '%s && systemctl start %s' % (PG, pages, NODE_POOL % 1, huge_pages, PG_CONF, PG)])
+    # one command line: ssh hands the remote shell one string
+    scenario.ssh(['systemctl stop %s && echo %d > %s && sed -i "s/^huge_pages *=.*/huge_pages = %s/" %s && '
+                  'systemctl start %s' % (PG, pages, NODE_POOL % 1, huge_pages, PG_CONF, PG)])
 
 
 def _put(scenario, path, text):
     local = os.path.join(scenario.results, 'effect-' + os.path.basename(path))
     with open(local, 'w') as handle:
         handle.write(text)
-    scenario.ssh(['sh', '-c', 'mkdir -p %s && cat > %s' % (os.path.dirname(path), path)], stdin=local)
+    scenario.ssh(['mkdir -p %s && cat > %s' % (os.path.dirname(path), path)], stdin=local)
 
 
 def _drift(scenario, case, extra):
@@ -84,6 +85,7 @@ def run(scenario, pages):
     seen['pg-try'] = _drift(scenario, 'pg-try', ())
     _pg_restart(scenario, 'on', pages)
     seen['pg-sized'] = _drift(scenario, 'pg-sized', ())
+    # MariaDB, disabled by prepare.sh, started here before anything tunes it, running buffered
     _put(scenario, SITE_CNF, SITE_CNF_TEXT)
     scenario.ssh(['systemctl', 'restart', MARIA])
     extra = os.path.join(scenario.results, 'effect-vars.yml')
@@ -97,9 +99,10 @@ def run(scenario, pages):
     scenario.ssh(['systemctl', 'restart', MARIA])
     seen['maria-after'] = _drift(scenario, 'maria-after', ('-e', '@' + extra))
     _put(scenario, FORCED, FORCED_TEXT)
-    scenario.ssh(['sh', '-c', 'systemctl daemon-reload && systemctl restart %s' % MARIA])
+    scenario.ssh(['systemctl daemon-reload && systemctl restart %s' % MARIA])
     seen['maria-forced'] = _drift(scenario, 'maria-forced', ('-e', '@' + extra))
-    scenario.ssh(['sh', '-c', 'rm -f %s && systemctl daemon-reload && systemctl restart %s' % (FORCED, MARIA)])
+    # the drop-in put away, and MariaDB stopped: the rest of the scenario is PostgreSQL's
+    scenario.ssh(['rm -f %s && systemctl daemon-reload && systemctl stop %s' % (FORCED, MARIA)])
     with open(os.path.join(scenario.results, 'effect.json'), 'w') as handle:
         json.dump(seen, handle, indent=1, sort_keys=True)
     return seen

@@ -22,7 +22,8 @@ import time
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import mountinfo, numa, platforms, sysfs, validate
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import kernel_path
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import kernel_path, read_text, rooted
+from ansible_collections.dbhost.tuning.plugins.module_utils.formats import mycnf
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import (
     DRIFT, OK, PENDING_RESTART, UNSUPPORTED, Setting)
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.base import Plan
@@ -34,6 +35,32 @@ ENGINES = ('oracle', 'postgresql', 'mysql')
 # What each check's record is named after the service, and what it wants.
 LABELS = {'huge_pages': 'shared memory in huge pages', 'memlock': 'locked memory', 'cpus': 'CPUs',
           'mems': 'memory nodes', 'direct_io': 'data files with O_DIRECT'}
+
+
+def _mycnf_includes(root, path, seen):
+    """The files and folders an option file includes, at any depth (formats/mycnf.py)."""
+    try:
+        items = mycnf.parse(read_text(rooted(root, path)) or '', source=path)
+    except (mycnf.CnfError, EnvironmentError, ValueError):
+        return []
+    found = []
+    for item in items:
+        if item.kind not in ('include', 'includedir'):
+            continue
+        target = os.path.join(os.path.dirname(path), item.path)
+        if target in seen:
+            continue
+        seen.append(target)
+        found.append(target)
+        if item.kind == 'include':
+            found.extend(_mycnf_includes(root, target, seen))
+            continue
+        local = str(rooted(root, target))
+        for name in sorted(os.listdir(local)) if os.path.isdir(local) else []:
+            if name.endswith('.cnf'):
+                found.append(os.path.join(target, name))
+                found.extend(_mycnf_includes(root, os.path.join(target, name), seen))
+    return found
 
 
 def _stamp(seconds):
@@ -168,10 +195,20 @@ class DbEffect(Plan):
     def apply(self, desired, live, persisted, module):
         return None   # read-only: what the database gets is changed by the other kinds and a restart
 
-    def _last_change(self):
-        """(seconds, path) of the newest of changed_by, or (None, None)."""
-        newest = (None, None)
+    def _changed_files(self):
+        """changed_by, with every file and folder a MariaDB/MySQL option file includes (!include, !includedir):
+        the setting may have been written to any of them."""
+        files = []
         for path in self.changed_by:
+            for item in [path] + (_mycnf_includes(self.root, path, []) if path.endswith('.cnf') else []):
+                if item not in files:
+                    files.append(item)
+        return files
+
+    def _last_change(self):
+        """(seconds, path) of the newest of changed_by (and what its option files include), or (None, None)."""
+        newest = (None, None)
+        for path in self._changed_files():
             try:
                 mtime = os.stat(os.path.join(self.root, path.lstrip('/'))).st_mtime
             except OSError:

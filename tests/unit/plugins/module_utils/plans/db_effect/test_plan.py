@@ -236,3 +236,20 @@ def test_smaps_fields_of_private_mappings_are_skipped_unless_asked():
     mappings = parse_smaps(s.HEAP + s.MAIN_4K)
     assert [(m['path'], m['size_kb']) for m in mappings] == [('[heap]', 0), ('/dev/zero (deleted)', 147456)]
     assert parse_smaps(s.HEAP, every=True)[0]['size_kb'] == 2048
+
+
+def test_a_change_in_a_file_the_option_file_includes_is_pending_restart(tmp_path):
+    """The server reads /etc/mysql/my.cnf and what it includes: a setting written to any of them counts."""
+    s.host(tmp_path, [900], cgroup='/system.slice/mariadb.service')
+    s.process(tmp_path, 900, 'mariadbd', start_ticks=500,
+              files=[(3, '/var/lib/mysql/ibdata1', O_RDWR_CLOEXEC)])
+    put(tmp_path, 'etc/mysql/my.cnf', '[client-server]\n!includedir /etc/mysql/mariadb.conf.d/\n')
+    put(tmp_path, 'etc/mysql/mariadb.conf.d/60-site.cnf', '[mysqld]\ninnodb_flush_method = O_DIRECT\n')
+    for path, when in (('etc/mysql/my.cnf', s.BTIME), ('etc/mysql/mariadb.conf.d', s.BTIME),
+                       ('etc/mysql/mariadb.conf.d/60-site.cnf', s.BTIME + 3600)):
+        os.utime(os.path.join(str(tmp_path), path), (when, when))
+    args = dict(service='mariadb.service', checks=['direct_io'], engine='mysql', changed_by=['/etc/mysql/my.cnf'],
+                runner=s.systemctl(900, cgroup='/system.slice/mariadb.service'))
+    record = records(_run(tmp_path, **args))['mariadb.service data files with O_DIRECT']
+    assert record['status'] == 'pending_restart'
+    assert 'before /etc/mysql/mariadb.conf.d/60-site.cnf changed' in record['reason']

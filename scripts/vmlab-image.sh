@@ -17,8 +17,6 @@ set -euo pipefail
 [ "$#" -eq 3 ] || die "usage: vmlab-image.sh OUTDIR PACKAGES PUBKEY"
 out="$1"
 packages="$2"
-# tests/vm/effect_phase.py checks what a running MariaDB gets too (its data files' O_DIRECT)
-packages="$packages,mariadb-server"
 pubkey="$3"
 suite="${DBHOST_VMLAB_SUITE:-bookworm}"
 size="${DBHOST_VMLAB_ROOT_SIZE:-3G}"

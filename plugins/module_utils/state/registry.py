@@ -95,8 +95,9 @@ class Kind(ModuleEntry):
     """One kind of setting: its module's argument spec, its plan factory, the options only compile steps
     give, the constraints between its options."""
 
-    def __init__(self, name, spec, plan, internal=(), constraints=None):
+    def __init__(self, name, spec, plan, internal=(), constraints=None, read_only=False):
         super(Kind, self).__init__(name, spec)
+        self.read_only = read_only   # writes nothing (db_effect): no file, no live value, nothing to revert
         self.factory = plan
         self.internal = tuple(internal)
         self.constraints = dict(constraints or {})
@@ -386,7 +387,7 @@ KINDS = dict((kind.name, kind) for kind in (
     Kind('processor_set', _processor_set_spec, _processor_set_plan,
          constraints=dict(required_if=[('state', 'present', ('cpus',))])),
     Kind('kernel_cmdline', _kernel_cmdline_spec, _kernel_cmdline_plan),
-    Kind('db_effect', _db_effect_spec, _db_effect_plan),
+    Kind('db_effect', _db_effect_spec, _db_effect_plan, read_only=True),
 ))
 
 

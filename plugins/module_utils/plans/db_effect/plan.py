@@ -71,7 +71,7 @@ class DbEffect(Plan):
     """A running database service checked for the effect of the tuning: huge pages, memlock, CPUs, NUMA
     nodes and direct I/O, from its processes' /proc (read-only)."""
 
-    source = 'task option: db_effect'
+    source = 'task option: db_effect.checks'
 
     def __init__(self, service, checks=None, engine=None, huge_pages_bytes=None, memlock=None, cpus=None,
                  mems=None, direct_io_paths=None, changed_by=None, root='/', check_mode=False, runner=None):

@@ -70,8 +70,8 @@ def find(service, runner, root='/'):
         return ServiceProcesses(problem='no service %s on this host' % service)
     main = int(shown.get('MainPID') or 0) if (shown.get('MainPID') or '0').isdigit() else 0
     if not main:
-        return ServiceProcesses(problem='service %s is not running (%s)' % (service, shown.get('ActiveState') or
-                                                                             'no main process'))
+        state = shown.get('ActiveState') or 'no main process'
+        return ServiceProcesses(problem='service %s is not running (%s)' % (service, state))
     cgroup = shown.get('ControlGroup') or ''
     # a service's cgroup is its own, never the root one (which holds every process of the host)
     pids = cgroup_pids(root, cgroup) if cgroup.strip('/') else None

@@ -22,8 +22,8 @@ def _debian_mariadb(root):
     put(root, '/etc/mysql/mariadb.conf.d/50-server.cnf',
         '[server]\n\n[mysqld]\nuser = mysql\ninnodb_buffer_pool_size = 128M\n'
         '#key_buffer_size = 16M\n[mariadb]\n')
-    put(root, '/etc/mysql/mariadb.conf.d/90-tuned.cnf', '[mariadb-10.11]\ninnodb_buffer_pool_size = 256M\n'
-                                                         'key_buffer_size = 32M\n')
+    put(root, '/etc/mysql/mariadb.conf.d/90-tuned.cnf',
+        '[mariadb-10.11]\ninnodb_buffer_pool_size = 256M\nkey_buffer_size = 32M\n')
 
 
 def test_mariadb_the_pool_log_buffers_and_caches_from_the_files_the_server_reads(tmp_path):

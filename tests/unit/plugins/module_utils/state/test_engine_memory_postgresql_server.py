@@ -13,6 +13,8 @@ from ansible_collections.dbhost.tuning.tests.unit.helpers import run
 from ansible_collections.dbhost.tuning.tests.unit.plugins.module_utils.plans.db_effect.test_plan_postgresql_server import (  # noqa: F401, E501 (the fixture)
     cluster)
 
+__all__ = ['cluster']   # the fixture, taken from the db_effect server test
+
 
 def test_the_servers_own_count_stopped_and_running(cluster):
     asked = cluster.huge_pages_needed()

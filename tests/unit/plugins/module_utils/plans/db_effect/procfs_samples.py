@@ -42,28 +42,24 @@ MARIADB_POOL_2M = smaps_entry('7f3a40000000', '7f3a48000000', 'rw-p', '/anon_hug
                               page_kb=2048, hugetlb_kb=131072)
 MARIADB_POOL_4K = smaps_entry('7f3a40000000', '7f3a48000000', 'rw-p', '', 131072)
 
-LIMITS = '''Limit                     Soft Limit           Hard Limit           Units     
-Max cpu time              unlimited            unlimited            seconds   
-Max file size             unlimited            unlimited            bytes     
-Max data size             unlimited            unlimited            bytes     
-Max stack size            8388608              unlimited            bytes     
-Max core file size        0                    unlimited            bytes     
-Max resident set          unlimited            unlimited            bytes     
-Max processes             96316                96316                processes 
-Max open files            1024                 524288               files     
-Max locked memory         %s %s bytes     
-Max address space         unlimited            unlimited            bytes     
-Max file locks            unlimited            unlimited            locks     
-Max pending signals       96316                96316                signals   
-Max msgqueue size         819200               819200               bytes     
-Max nice priority         0                    0                    
-Max realtime priority     0                    0                    
-Max realtime timeout      unlimited            unlimited            us        
-'''
+# /proc/PID/limits as fs/proc/base.c proc_pid_limits() prints it: the name in 25 columns and a
+# space, soft and hard limits in 20 columns and a space each, the unit in 10 columns.
+LIMIT_ROWS = (
+    ('Max cpu time', 'unlimited', 'unlimited', 'seconds'), ('Max file size', 'unlimited', 'unlimited', 'bytes'),
+    ('Max data size', 'unlimited', 'unlimited', 'bytes'), ('Max stack size', '8388608', 'unlimited', 'bytes'),
+    ('Max core file size', '0', 'unlimited', 'bytes'), ('Max resident set', 'unlimited', 'unlimited', 'bytes'),
+    ('Max processes', '96316', '96316', 'processes'), ('Max open files', '1024', '524288', 'files'),
+    ('Max locked memory', None, None, 'bytes'), ('Max address space', 'unlimited', 'unlimited', 'bytes'),
+    ('Max file locks', 'unlimited', 'unlimited', 'locks'), ('Max pending signals', '96316', '96316', 'signals'),
+    ('Max msgqueue size', '819200', '819200', 'bytes'), ('Max nice priority', '0', '0', ''),
+    ('Max realtime priority', '0', '0', ''), ('Max realtime timeout', 'unlimited', 'unlimited', 'us'))
 
 
 def limits(memlock_soft, memlock_hard=None):
-    return LIMITS % (memlock_soft.ljust(20), (memlock_hard or memlock_soft).ljust(20))
+    rows = [('Limit', 'Soft Limit', 'Hard Limit', 'Units')]
+    for name, soft, hard, unit in LIMIT_ROWS:
+        rows.append((name, soft or memlock_soft, hard or memlock_hard or memlock_soft, unit))
+    return ''.join('%-25s %-20s %-20s %-10s\n' % row for row in rows)
 
 
 def status(pid, name, cpus='0-3', mems='0-1'):

@@ -155,7 +155,8 @@ def test_direct_io_flags_of_innodb_files_and_the_mount_options(tmp_path):
     assert record['status'] == 'drift' and record['live'] == '1 of 2 data files with O_DIRECT'
     assert 'buffered: /srv/data/mysql/shop/orders.ibd' in record['detail']
     # no folder given: InnoDB's files wherever they are, and the mounts that hold them
-    anywhere = records(_run(tmp_path, **dict(args, direct_io_paths=[])))['mariadb.service data files with O_DIRECT']
+    args['direct_io_paths'] = []
+    anywhere = records(_run(tmp_path, **args))['mariadb.service data files with O_DIRECT']
     assert anywhere['live'] == '1 of 2 data files with O_DIRECT'
     assert anywhere['detail'].startswith('open under /srv/data/mysql, /srv/data/mysql/shop; buffered: ')
     assert anywhere['detail'].endswith('/srv/data mounted xfs (rw,noatime,rw,attr2,inode64,noquota)')

@@ -33,6 +33,11 @@ description:
     the host between runs (C(/var/cache/dbhost-tuning/code) for root), so that a run neither sends nor compiles it
     again; the result is the same. C(dbhost_code_cache=false) runs this module itself, C(dbhost_code_cache_dir) moves
     the copies.
+  - For each database service the roles tune on the running system (C(shared_memory_service),
+    C(processor_sets_service), a C(direct_io_databases) item's C(service)), it also checks what the running
+    service gets of it, as M(dbhost.tuning.db_effect) does (read-only) - its shared memory in huge pages, its
+    locked memory, CPUs and NUMA nodes, its data files opened with C(O_DIRECT); those records are owned by the
+    role that tuned the service, with kind C(db_effect).
   - A role listed in O(roles) whose variables ask for nothing (C(block_queue) without C(block_queue_devices)) is
     reported in a warning, since it checked nothing.
 author:

@@ -21,6 +21,10 @@ Standard library only: the unit tests run it on recorded evidence.
 """
 
 import hashlib
+import importlib.util
+import os
+
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 CLEAN = ('ok', 'unsupported')
 
@@ -277,6 +281,15 @@ def check_revert_preview(checks, revert):
                      [row for row in preview if row[0] == name], [row for row in real if row[0] == name])
 
 
+def _effect_phase():
+    """tests/vm/effect_phase.py, beside this file (what the running databases get; loaded by its path, as the
+    unit tests load this file)."""
+    spec = importlib.util.spec_from_file_location('vm_effect_phase', os.path.join(HERE, 'effect_phase.py'))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def check(evidence, expect):
     checks = Checks()
     if 'revert' in evidence:
@@ -288,4 +301,6 @@ def check(evidence, expect):
     check_shadowed(checks, evidence, expect)
     check_numa(checks, evidence['observed'], expect)
     check_host(checks, evidence, expect)
+    if 'effect' in evidence:
+        _effect_phase().check(checks, evidence)
     return checks.passed, checks.failed

@@ -31,6 +31,7 @@ __metaclass__ = type
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import compare
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
 from ansible_collections.dbhost.tuning.plugins.module_utils.state import registry
+from ansible_collections.dbhost.tuning.plugins.module_utils.state.compile.db_effect import compile_effects
 
 # The roles in merge order, and the roles a host that names none uses: both from the registry.
 ROLES = registry.ROLE_NAMES
@@ -141,6 +142,8 @@ def compile_state(roles, inputs, facts):
         if role not in order and role in state.given:
             _compile_role(state, registry.ROLES[role], inputs, facts)
     _distribute_kernel_params(state)
+    # what the running databases get of all that (read-only db_effect calls): once every role compiled
+    compile_effects(state, inputs)
     return state
 
 

@@ -23,7 +23,7 @@ import os
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import baseline
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import host_facts
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import HostError
-from ansible_collections.dbhost.tuning.plugins.module_utils.state import registry
+from ansible_collections.dbhost.tuning.plugins.module_utils.state import engine_memory, registry
 from ansible_collections.dbhost.tuning.plugins.module_utils.state.compile.block_queue import device_label
 from ansible_collections.dbhost.tuning.plugins.module_utils.state.desired import compile_state
 from ansible_collections.dbhost.tuning.plugins.module_utils.state.registry import Context, ROLE_NAMES, ROLES, default_roles
@@ -134,9 +134,24 @@ class HostState(Plan):
         if not os.path.isdir(root):
             raise InputError('root %r is not a folder' % (root,))
         try:
-            return self.facts_reader(root, subsets)
+            facts = self.facts_reader(root, subsets)
         except ValueError as exc:
             raise InputError('reading the host: %s' % exc)
+        self._engine_memory(facts)
+        return facts
+
+    def _engine_memory(self, facts):
+        """shared_memory_size: engine - what the database allocates, read here (state/engine_memory.py); an error
+        is kept for the compile step, which raises it only if it sizes shared memory."""
+        v = self.inputs.get('shared_memory')
+        if not isinstance(v, dict) or str(v.get('shared_memory_size')).strip() != 'engine':
+            return
+        try:
+            facts['engine_memory'] = engine_memory.read(
+                v.get('shared_memory_engine'), v.get('shared_memory_root'), v.get('shared_memory_engine_config'),
+                self.ctx.runner, v.get('shared_memory_user') or None)
+        except InputError as exc:
+            facts['engine_memory'] = {'error': str(exc)}
 
     def _run_all(self, check_mode, module):
         ctx = Context(check_mode, self.ctx.runner, self.ctx.bin_path, self.ctx.db_runner)

@@ -95,8 +95,9 @@ class Kind(ModuleEntry):
     """One kind of setting: its module's argument spec, its plan factory, the options only compile steps
     give, the constraints between its options."""
 
-    def __init__(self, name, spec, plan, internal=(), constraints=None):
+    def __init__(self, name, spec, plan, internal=(), constraints=None, read_only=False):
         super(Kind, self).__init__(name, spec)
+        self.read_only = read_only   # writes nothing (db_effect): no file, no live value, nothing to revert
         self.factory = plan
         self.internal = tuple(internal)
         self.constraints = dict(constraints or {})
@@ -353,6 +354,26 @@ def _kernel_cmdline_plan(options, ctx):
     return KernelCmdline(check_mode=ctx.check_mode, runner=ctx.runner, bin_path=ctx.bin_path, **_kwargs(options))
 
 
+def _db_effect_spec():
+    from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_effect import plan
+    return dict(
+        service=dict(type='str', required=True),
+        checks=dict(type='list', elements='str', required=True, choices=list(plan.CHECKS)),
+        engine=dict(type='str', choices=list(plan.ENGINES)),
+        huge_pages_bytes=dict(type='int'),
+        memlock=dict(type='str'),
+        cpus=dict(type='str'),
+        mems=dict(type='str'),
+        direct_io_paths=dict(type='list', elements='path', default=[]),
+        changed_by=dict(type='list', elements='path', default=[]),
+        **shared_options('root', 'fail_on_drift'))
+
+
+def _db_effect_plan(options, ctx):
+    from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_effect.plan import DbEffect
+    return DbEffect(check_mode=ctx.check_mode, runner=ctx.runner, **_kwargs(options))
+
+
 KINDS = dict((kind.name, kind) for kind in (
     Kind('kernel_params', _kernel_params_spec, _kernel_params_plan, internal=('header',)),
     Kind('hugepages', _hugepages_spec, _hugepages_plan),
@@ -366,6 +387,7 @@ KINDS = dict((kind.name, kind) for kind in (
     Kind('processor_set', _processor_set_spec, _processor_set_plan,
          constraints=dict(required_if=[('state', 'present', ('cpus',))])),
     Kind('kernel_cmdline', _kernel_cmdline_spec, _kernel_cmdline_plan),
+    Kind('db_effect', _db_effect_spec, _db_effect_plan, read_only=True),
 ))
 
 

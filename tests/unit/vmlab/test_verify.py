@@ -249,3 +249,45 @@ def test_the_judge_runs_the_preview_check_when_the_evidence_has_one(recorded):
     recorded['evidence']['revert']['preview'][0]['status'] = 'drift'
     passed, failed = judge(recorded)
     assert any('/etc/fstab: the check-mode preview' in line for line in failed), failed
+
+
+def _effect_row(name, status):
+    return {'kind': 'db_effect', 'name': name, 'status': status, 'live': '-', 'reason': None, 'persisted': None}
+
+
+EFFECT_ROWS = ['postgresql@15-main.service %s' % what for what in (
+    'shared memory in huge pages', 'locked memory', 'CPUs', 'memory nodes')]
+EFFECT_CASES = {'pg-try': ('shared memory in huge pages', 'drift'), 'pg-sized': ('shared memory in huge pages', 'ok'),
+                'maria-before': ('data files with O_DIRECT', 'pending_restart'),
+                'maria-after': ('data files with O_DIRECT', 'ok'), 'maria-forced': ('data files with O_DIRECT', 'drift')}
+
+
+def _with_effect(data):
+    for when in ('before', 'after'):
+        data['evidence'][when].extend(_effect_row(name, 'ok') for name in EFFECT_ROWS)
+    data['evidence']['effect'] = dict(
+        (case, {('postgresql@15-main.service ' if what.startswith('shared') else 'mariadb.service ') + what: {
+            'status': status}}) for case, (what, status) in EFFECT_CASES.items())
+    return data
+
+
+def test_effect_phase_passes_with_the_right_statuses(recorded):
+    passed, failed = judge(_with_effect(recorded))
+    assert failed == []
+    assert sum(1 for line in passed if line.startswith(('effect pg-', 'effect maria-'))) == 5
+
+
+@pytest.mark.parametrize('case, status', [('pg-try', 'ok'), ('maria-before', 'drift'), ('maria-forced', 'ok')])
+def test_effect_phase_fails_a_missed_fallback(recorded, case, status):
+    data = _with_effect(recorded)
+    row = next(iter(data['evidence']['effect'][case].values()))
+    row['status'] = status
+    failed = judge(data)[1]
+    assert len(failed) == 1 and failed[0].startswith('effect %s: ' % case)
+
+
+def test_effect_phase_fails_a_false_alarm_on_the_tuned_instance(recorded):
+    data = _with_effect(recorded)
+    record(data['evidence']['after'], EFFECT_ROWS[2])['status'] = 'drift'
+    failed = judge(data)[1]
+    assert 'after the reboot: %s: \'drift\' (wanted \'ok\')' % EFFECT_ROWS[2] in failed

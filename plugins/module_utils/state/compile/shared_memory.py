@@ -22,11 +22,12 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import
 from ansible_collections.dbhost.tuning.plugins.module_utils.sizing.profiles import ENGINE_USERS
 from ansible_collections.dbhost.tuning.plugins.module_utils.sizing.shm import (
     ENGINES, shm_settings_from_facts)
-from ansible_collections.dbhost.tuning.plugins.module_utils.sizing.units import SizingError
+from ansible_collections.dbhost.tuning.plugins.module_utils.sizing.units import SizingError, parse_size
 from ansible_collections.dbhost.tuning.plugins.module_utils.state.compile.common import (
     Call, flag, group_gid, passwd_entry, root_of, role_var)
 
 ROLE = 'shared_memory'
+ENGINE_SIZE = 'engine'   # shared_memory_size: engine - sized from what the database allocates
 
 # Sources of the shared_memory role's rules (the numbers are computed in sizing/shm.py).
 ORACLE_SHM = 'Oracle Database Installation Guide for Linux, "Minimum Parameter Settings for Installation"'
@@ -59,9 +60,7 @@ def compile_shared_memory(state, v, facts, numa_node=None):
     engine = role_var(v, 'shared_memory_engine')
     if engine not in ENGINES:
         raise InputError('shared_memory_engine: %r is not one of %s' % (engine, ', '.join(ENGINES)))
-    shared_memory_size = v.get('shared_memory_size')
-    if shared_memory_size in (None, ''):
-        raise InputError('shared_memory_size must be set: the database\'s shared memory (48G, 40%...)')
+    shared_memory_size, size_source = _size(v, facts)
     root = root_of(v, 'shared_memory_root')
     use_hugepages = flag(v, 'shared_memory_hugepages')
     user, gid = _account(v, system, engine, root, use_hugepages)
@@ -88,7 +87,9 @@ def compile_shared_memory(state, v, facts, numa_node=None):
             shared_memory_cap=role_var(v, 'shared_memory_cap'))
     except SizingError as exc:
         raise InputError(_as_variables(str(exc)))
-    sources = SOURCES[engine]
+    shm_settings['shared_memory_source'] = size_source
+    # every record says which size it stands on: the user's, or what the engine allocates
+    sources = dict((key, '%s [shared memory: %s]' % (text, size_source)) for key, text in SOURCES[engine].items())
     common = dict(root=root, backup=flag(v, 'shared_memory_backup'),
                   fail_on_shadowed=flag(v, 'shared_memory_fail_on_shadowed'))
     _kernel_params(state, v, system, shm_settings, comparison, sources, common)
@@ -102,6 +103,26 @@ def compile_shared_memory(state, v, facts, numa_node=None):
         if engine == 'postgresql' and use_hugepages:
             _postgresql_ism(state, v, dict(root=root, backup=common['backup']))
     return shm_settings
+
+
+def _size(v, facts):
+    """(shared_memory_size, its source): the user's size, or with ``engine`` what the engine allocates
+    (state/engine_memory.py, read on the host into facts['engine_memory'] by host_state)."""
+    size = v.get('shared_memory_size')
+    if size in (None, ''):
+        raise InputError('shared_memory_size must be set: the database\'s shared memory (48G, 40%...), or engine '
+                         'to size it from what the database on the host allocates')
+    if str(size).strip() != ENGINE_SIZE:
+        return size, 'user: shared_memory_size %s' % size
+    found = facts.get('engine_memory')
+    if not found:
+        raise InputError('shared_memory_size engine: the database\'s configuration was not read on this host')
+    if found.get('error'):
+        raise InputError(found['error'])
+    if 'pages' in found:
+        page = role_var(v, 'shared_memory_hugepage_size') or facts.get('memory', {}).get('hugepage_default_bytes')
+        return '%d' % (found['pages'] * (parse_size(page) if page else 2 << 20)), found['source']
+    return '%d' % found['bytes'], found['source']
 
 
 # The sizing's argument names (sizing/shm.py, the shm_settings filter) as the role's variables.

@@ -86,6 +86,8 @@ BASELINE = {
     'db_parameter': {'engine': 'postgresql', 'path': PGCONF, 'params': {'work_mem': '8MB'}},
     'processor_set': {'name': 'pg', 'cpus': '2-3', 'service': 'postgresql'},
     'kernel_cmdline': {'params': {'transparent_hugepage': 'never', 'nosmt': None}},
+    'db_effect': {'service': 'postgresql.service', 'checks': ['memlock', 'cpus'], 'memlock': 'infinity',
+                  'cpus': '2-3'},
 }
 
 

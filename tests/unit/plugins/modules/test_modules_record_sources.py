@@ -25,7 +25,7 @@ FACTS = {'system': 'Linux', 'memory': {'total_bytes': 16000 * 1024 * 1024, 'page
 # The option of each module that gives the desired values of its BASELINE call (fake_host.py).
 OPTIONS = {'kernel_params': 'params', 'hugepages': 'pages', 'sysfs_attr': 'attributes', 'resource_limits': 'limits',
            'block_queue': 'devices[0]', 'mount_options': 'present and absent', 'db_parameter': 'params',
-           'processor_set': 'cpus', 'kernel_cmdline': 'params'}
+           'processor_set': 'cpus', 'kernel_cmdline': 'params', 'db_effect': 'checks'}
 
 
 @pytest.fixture(autouse=True)

@@ -1,0 +1,202 @@
+# -*- coding: utf-8 -*-
+"""DbEffect against a real PostgreSQL server (a throwaway cluster made with initdb), reading its real /proc.
+
+systemd does not run here, so ``systemctl show`` is answered with the real postmaster's pid and
+a cgroup the test makes in the v1 ``name=systemd`` hierarchy and moves the cluster's processes
+into (as systemd's cgroup of a service holds them); where no cgroup can be made, the main process
+alone is read.  The huge page pool is this machine's: the test sizes it from what PostgreSQL
+itself says it needs (``postgres -C shared_memory_size_in_huge_pages``), writes
+/proc/sys/vm/nr_hugepages and puts the old value back; where it cannot be written, that part is
+skipped with the reason.  scripts/test.sh installs postgresql first (DBHOST_REQUIRE_DB_SERVERS=1).
+"""
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import glob
+import os
+import pwd
+import shutil
+import tempfile
+import time
+
+import pytest
+
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine import numa
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_effect.plan import DbEffect
+from ansible_collections.dbhost.tuning.tests.unit.helpers import run, server_unavailable
+
+pytestmark = pytest.mark.usefixtures('linux')
+
+BINARIES = sorted(glob.glob('/usr/lib/postgresql/*/bin/initdb'))
+SERVICE = 'dbhost-test-postgresql.service'
+NR_HUGEPAGES = '/proc/sys/vm/nr_hugepages'
+
+
+def _as_postgres(argv):
+    return (['runuser', '-u', 'postgres', '--'] + argv) if os.geteuid() == 0 else argv
+
+
+def _children(pid):
+    found = []
+    for name in os.listdir('/proc'):
+        try:
+            with open('/proc/%s/stat' % name) as handle:
+                if name.isdigit() and int(handle.read().rpartition(')')[2].split()[1]) == pid:
+                    found.append(int(name))
+        except (IOError, OSError, ValueError, IndexError):
+            continue
+    return found
+
+
+class Cluster(object):
+    def __init__(self, base, bindir):
+        self.base = base
+        self.bindir = bindir
+        self.data = os.path.join(base, 'data')
+        self.port = 20000 + (os.getpid() + 7) % 20000
+        self.cgroup = None
+        self.pg_ctl = _as_postgres([os.path.join(bindir, 'pg_ctl'), '-D', self.data, '-w', '-l',
+                                    os.path.join(base, 'log')])
+
+    def conf(self, text):
+        with open(os.path.join(self.data, 'postgresql.conf'), 'a') as handle:
+            handle.write(text)
+
+    def huge_pages_needed(self):
+        """What the server itself computes for its shared memory, asked while it is stopped."""
+        rc, out, err = run(_as_postgres([os.path.join(self.bindir, 'postgres'), '-D', self.data, '-C',
+                                         'shared_memory_size_in_huge_pages']))
+        assert rc == 0, err
+        return int(out.strip())
+
+    def start(self):
+        rc, out, err = run(self.pg_ctl + ['start'])
+        assert rc == 0, out + err
+        self.main = int(open(os.path.join(self.data, 'postmaster.pid')).readline())
+        self.started = time.time()
+        self._into_cgroup()
+
+    def stop(self):
+        run(self.pg_ctl + ['-m', 'fast', 'stop'])
+
+    def _into_cgroup(self):
+        folder = '/sys/fs/cgroup/systemd/dbhost-test-pg-%d' % os.getpid()
+        try:
+            if not os.path.isdir(folder):
+                os.mkdir(folder)
+            for pid in [self.main] + _children(self.main):
+                with open(os.path.join(folder, 'cgroup.procs'), 'w') as handle:
+                    handle.write('%d\n' % pid)
+            self.cgroup = '/' + os.path.basename(folder)
+        except (IOError, OSError):
+            self.cgroup = None
+
+    def systemctl(self, argv, **kwargs):
+        assert argv[:3] == ['systemctl', 'show', SERVICE]
+        return 0, 'MainPID=%d\nControlGroup=%s\nActiveState=active\nLoadState=loaded\n' % (
+            self.main, self.cgroup or '/dbhost-test-no-cgroup'), ''
+
+
+@pytest.fixture
+def cluster():
+    if not BINARIES:
+        server_unavailable('no PostgreSQL server binaries under /usr/lib/postgresql')
+    if os.geteuid() == 0:
+        try:
+            owner = pwd.getpwnam('postgres')
+        except KeyError:
+            server_unavailable('running as root without a postgres user')
+    base = tempfile.mkdtemp(prefix='dbhost-pg-effect-', dir='/tmp')
+    if os.geteuid() == 0:
+        os.chown(base, owner.pw_uid, owner.pw_gid)
+    made = Cluster(base, os.path.dirname(BINARIES[-1]))
+    rc, out, err = run(_as_postgres([os.path.join(made.bindir, 'initdb'), '-D', made.data, '-A', 'trust', '-U',
+                                     'postgres', '--no-sync']))
+    assert rc == 0, err
+    made.conf("listen_addresses = ''\nport = %d\nunix_socket_directories = '%s'\nshared_buffers = 16MB\n"
+              "max_connections = 20\nhuge_pages = try\n" % (made.port, base))
+    try:
+        yield made
+    finally:
+        made.stop()
+        if made.cgroup:
+            try:
+                os.rmdir('/sys/fs/cgroup/systemd' + made.cgroup)
+            except OSError:
+                pass
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def _records(cluster, **kwargs):
+    result = DbEffect(SERVICE, runner=cluster.systemctl, check_mode=True, root='/', **kwargs).run()
+    return dict((s.name, s) for s in result.settings), result
+
+
+def _free_huge_pages():
+    with open('/proc/meminfo') as handle:
+        for line in handle:
+            if line.startswith('HugePages_Free:'):
+                return int(line.split()[1])
+    return 0
+
+
+def test_real_postgresql_memlock_cpus_and_huge_pages_as_its_proc_says(cluster):
+    if _free_huge_pages() >= cluster.huge_pages_needed():
+        pytest.skip('this machine has free huge pages enough for the cluster: the 4 kB fallback cannot be shown')
+    cluster.start()
+    # the limit pg_ctl started it with, asked of a shell started the same way (runuser, PAM)
+    rc, out, err = run(_as_postgres(['sh', '-c', 'ulimit -Sl']))
+    assert rc == 0, err
+    soft = None if out.strip() == 'unlimited' else int(out.strip()) * 1024
+    soft_text = 'infinity' if soft is None else str(soft)
+    cpus = numa.render_cpu_list(sorted(os.sched_getaffinity(cluster.main)))
+    records, result = _records(cluster, checks=['huge_pages', 'memlock', 'cpus'], memlock=soft_text, cpus=cpus)
+
+    huge = records['%s shared memory in huge pages' % SERVICE]
+    # huge_pages = try with no pool: PostgreSQL fell back to a shared anonymous mapping in 4 kB pages
+    assert huge.status == 'drift', huge.as_dict()
+    assert huge.live.startswith('0 MiB of ')
+    assert '/dev/zero (deleted), 4 kB pages' in huge.detail
+    assert records['%s locked memory' % SERVICE].status == 'ok'
+    assert records['%s CPUs' % SERVICE].status == 'ok'
+    if cluster.cgroup:
+        # the postmaster and its background processes, every one read
+        assert records['%s CPUs' % SERVICE].target.startswith('pid %d and ' % cluster.main)
+
+    if soft is not None:
+        more, dummy = _records(cluster, checks=['memlock'], memlock=str(soft + 4096))
+        assert more['%s locked memory' % SERVICE].status == 'drift'
+    # the file that carries the setting changed after the postmaster started: pending a restart of the service
+    marker = os.path.join(cluster.base, 'changed.conf')
+    with open(marker, 'w') as handle:
+        handle.write('changed\n')
+    os.utime(marker, (cluster.started + 5, cluster.started + 5))
+    pending, result = _records(cluster, checks=['huge_pages'], changed_by=[marker])
+    record = pending['%s shared memory in huge pages' % SERVICE]
+    assert record.status == 'pending_restart' and result.restart_required is True
+    assert record.reason.endswith('restart %s' % SERVICE)
+
+
+def test_real_postgresql_in_huge_pages_once_the_pool_is_sized_from_what_it_asks(cluster):
+    needed = cluster.huge_pages_needed()
+    with open(NR_HUGEPAGES) as handle:
+        before = int(handle.read())
+    try:
+        with open(NR_HUGEPAGES, 'w') as handle:
+            handle.write('%d\n' % (before + needed))
+    except (IOError, OSError) as exc:
+        pytest.skip('cannot size the huge page pool here (%s)' % exc)
+    try:
+        if _free_huge_pages() < needed:
+            pytest.skip('the kernel allocated the pool short (%d free, %d needed)' % (_free_huge_pages(), needed))
+        cluster.conf('huge_pages = on\n')
+        cluster.start()
+        records, dummy = _records(cluster, checks=['huge_pages'], huge_pages_bytes=needed * 2 * 1024 * 1024)
+        record = records['%s shared memory in huge pages' % SERVICE]
+        assert record.status == 'ok', record.as_dict()
+        assert '(2048 kB pages)' in record.live and '/anon_hugepage (deleted)' in record.detail
+    finally:
+        cluster.stop()
+        with open(NR_HUGEPAGES, 'w') as handle:
+            handle.write('%d\n' % before)

@@ -1,0 +1,121 @@
+# -*- coding: utf-8 -*-
+# Copyright: contributors to dbhost.tuning
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The effect phase of the reboot scenario (issue 40): does drift.yml tell what the running
+databases really get?  Meant to run in run_scenario.py after the drift check that follows the
+reboot, on the tuned VM (not wired in yet: docs/vmlab.md says how, and what it needs); each case changes the system by hand (as an admin or another tool would),
+runs scripts/drift-check and keeps the effect rows (kind db_effect):
+
+  pg-try        PostgreSQL with huge_pages = try and its node's pool emptied, then started:
+                it runs in 4 kB pages            -> "shared memory in huge pages" drift
+  pg-sized      the pool back to its size, huge_pages = on, the service restarted -> ok
+  maria-before  MariaDB running buffered (a site file: innodb_flush_method = fsync), then
+                tune.yml with a direct_io_databases item asking O_DIRECT, no restart
+                                                 -> "data files with O_DIRECT" pending_restart
+  maria-after   mariadb.service restarted        -> ok
+  maria-forced  a drop-in starting mariadbd with --innodb-flush-method=fsync, restarted
+                after the change                 -> drift
+and then puts the drop-in away and stops MariaDB (prepare.sh disabled it at boot).  The tuned instance's rows of the drift checks before and
+after the reboot must all be ok (no false alarm).  check(checks, evidence) judges; the
+evidence is kept in results/effect.json.  Standard library only.
+"""
+
+import json
+import os
+
+PG = 'postgresql@15-main.service'
+PG_CONF = '/etc/postgresql/15/main/postgresql.conf'
+MARIA = 'mariadb.service'
+NODE_POOL = '/sys/devices/system/node/node%d/hugepages/hugepages-2048kB/nr_hugepages'
+SITE_CNF = '/etc/mysql/mariadb.conf.d/60-site.cnf'
+# Small enough for the 2 GB VM under the postgresql profile's strict overcommit.
+SITE_CNF_TEXT = ('# site policy, read after 50-server.cnf\n[mysqld]\ninnodb_flush_method = fsync\n'
+                 'innodb_buffer_pool_size = 64M\nkey_buffer_size = 8M\naria_pagecache_buffer_size = 8M\n')
+FORCED = '/etc/systemd/system/mariadb.service.d/99-site.conf'
+FORCED_TEXT = '[Service]\nEnvironment=MYSQLD_OPTS=--innodb-flush-method=fsync\n'
+# The MariaDB item beside the scenario's PostgreSQL one (inventory/group_vars/all.yml), no restart by us.
+EXTRA_VARS = '''direct_io_restart: false
+direct_io_databases:
+  - engine: postgresql
+    path: /etc/postgresql/15/main/postgresql.conf
+    service: "{{ dbhost_vm_service }}"
+    params:
+      shared_buffers: "{{ dbhost_vm_shared_buffers }}"
+      huge_pages: "on"
+  - engine: mysql
+    path: /etc/mysql/my.cnf
+    service: mariadb.service
+    params:
+      innodb_flush_method: O_DIRECT
+'''
+HUGE = '%s shared memory in huge pages' % PG
+DIRECT = '%s data files with O_DIRECT' % MARIA
+# case: (the effect row judged, the status it must have)
+EXPECT = {'pg-try': (HUGE, 'drift'), 'pg-sized': (HUGE, 'ok'), 'maria-before': (DIRECT, 'pending_restart'),
+          'maria-after': (DIRECT, 'ok'), 'maria-forced': (DIRECT, 'drift')}
+
+
+def _effects(records):
+    return dict((r['name'], {k: r.get(k) for k in ('status', 'live', 'reason', 'detail', 'target', 'owner')})
+                for r in records if r.get('kind') == 'db_effect')
+
+
+def _pg_restart(scenario, huge_pages, pages):
+    # one command line: ssh hands the remote shell one string
+    scenario.ssh(['systemctl stop %s && echo %d > %s && sed -i "s/^huge_pages *=.*/huge_pages = %s/" %s && '
+                  'systemctl start %s' % (PG, pages, NODE_POOL % 1, huge_pages, PG_CONF, PG)])
+
+
+def _put(scenario, path, text):
+    local = os.path.join(scenario.results, 'effect-' + os.path.basename(path))
+    with open(local, 'w') as handle:
+        handle.write(text)
+    scenario.ssh(['mkdir -p %s && cat > %s' % (os.path.dirname(path), path)], stdin=local)
+
+
+def _drift(scenario, case, extra):
+    dummy, records = scenario.drift_check('effect-' + case, *extra)
+    return _effects(records)
+
+
+def run(scenario, pages):
+    """Every case in turn; returns {case: the effect rows of its drift check}."""
+    seen = {}
+    _pg_restart(scenario, 'try', 0)
+    seen['pg-try'] = _drift(scenario, 'pg-try', ())
+    _pg_restart(scenario, 'on', pages)
+    seen['pg-sized'] = _drift(scenario, 'pg-sized', ())
+    # MariaDB, disabled by prepare.sh, started here before anything tunes it, running buffered
+    _put(scenario, SITE_CNF, SITE_CNF_TEXT)
+    scenario.ssh(['systemctl', 'restart', MARIA])
+    extra = os.path.join(scenario.results, 'effect-vars.yml')
+    with open(extra, 'w') as handle:
+        handle.write(EXTRA_VARS)
+    rc = scenario.ansible(['ansible-playbook', '-i', scenario.inventory, '-e', '@' + extra,
+                           os.path.join(scenario.root, 'playbooks', 'tune.yml')], 'effect-tune.log')
+    if rc != 0:
+        raise RuntimeError('tune.yml with MariaDB failed (exit %d); see effect-tune.log' % rc)
+    seen['maria-before'] = _drift(scenario, 'maria-before', ('-e', '@' + extra))
+    scenario.ssh(['systemctl', 'restart', MARIA])
+    seen['maria-after'] = _drift(scenario, 'maria-after', ('-e', '@' + extra))
+    _put(scenario, FORCED, FORCED_TEXT)
+    scenario.ssh(['systemctl daemon-reload && systemctl restart %s' % MARIA])
+    seen['maria-forced'] = _drift(scenario, 'maria-forced', ('-e', '@' + extra))
+    # the drop-in put away, and MariaDB stopped: the rest of the scenario is PostgreSQL's
+    scenario.ssh(['rm -f %s && systemctl daemon-reload && systemctl stop %s' % (FORCED, MARIA)])
+    with open(os.path.join(scenario.results, 'effect.json'), 'w') as handle:
+        json.dump(seen, handle, indent=1, sort_keys=True)
+    return seen
+
+
+def check(checks, evidence):
+    """The tuned instance: every effect row ok, before and after the reboot; each case: its row's status."""
+    for when in ('before', 'after'):
+        rows = _effects(evidence[when])
+        checks.that(len(rows) >= 4, 'effect rows of the tuned PostgreSQL %s the reboot: %s' % (when, sorted(rows)))
+        for name, row in sorted(rows.items()):
+            checks.equal('%s the reboot: %s' % (when, name), row['status'], 'ok')
+    for case, (name, status) in sorted(EXPECT.items()):
+        row = evidence.get('effect', {}).get(case, {}).get(name) or {}
+        checks.that(row.get('status') == status, 'effect %s: %s is %s (wanted %s; live %r, reason %r)'
+                    % (case, name, row.get('status'), status, row.get('live'), row.get('reason')))

@@ -36,6 +36,20 @@ def is_masked(local):
     return os.path.islink(local) and os.readlink(local) == '/dev/null'
 
 
+def first_present(root, paths):
+    """(path as on the system, its text) of the first of ``paths`` present under ``root``, in
+    that order of precedence; (None, None) when none is, or when the first one there is masked
+    (a link to /dev/null hides the name in every later folder too)."""
+    for shown in paths:
+        local = under_root(root, shown)
+        if is_masked(local):
+            return None, None
+        text = read_text(local, root=root) if os.path.lexists(local) else None
+        if text is not None:
+            return shown, text
+    return None, None
+
+
 def search(root, folders, extra=None, suffix='.conf'):
     """[(path as on the system, local path)] of the files found, sorted by file name.
 

@@ -70,18 +70,9 @@ class UnitDropIn(object):
         /usr/local/lib..., the dash-prefix and type folders: systemd.unit(5)), which ours masks
         once written; (None, None) when there is none or it is masked."""
         name = os.path.basename(self.path)
-        for folder in systemd.SEARCH_DIRS:
-            for dir_name in systemd.dropin_dir_names(self.unit):
-                shown = os.path.join(folder, dir_name, name)
-                if shown == self.path:
-                    continue
-                local = confd.under_root(self.root, shown)
-                if confd.is_masked(local):
-                    return None, None
-                text = read_text(local, root=self.root) if os.path.lexists(local) else None
-                if text is not None:
-                    return shown, text
-        return None, None
+        paths = [os.path.join(folder, dir_name, name) for folder in systemd.SEARCH_DIRS
+                 for dir_name in systemd.dropin_dir_names(self.unit)]
+        return confd.first_present(self.root, [shown for shown in paths if shown != self.path])
 
     def show(self, properties):
         """({property: value}, None) from ``systemctl show``, or (None, why it failed)."""

@@ -150,15 +150,8 @@ class LinuxBackend(object):
         folder, name = os.path.dirname(our_file), os.path.basename(our_file)
         if folder not in sysctl.SEARCH_DIRS:
             return None, None
-        for later in sysctl.SEARCH_DIRS[sysctl.SEARCH_DIRS.index(folder) + 1:]:
-            shown = os.path.join(later, name)
-            local = confd.under_root(self.root, shown)
-            if confd.is_masked(local):
-                return None, None
-            text = read_text(local, root=self.root) if os.path.lexists(local) else None
-            if text is not None:
-                return shown, text
-        return None, None
+        later = sysctl.SEARCH_DIRS[sysctl.SEARCH_DIRS.index(folder) + 1:]
+        return confd.first_present(self.root, [os.path.join(other, name) for other in later])
 
     def boot_module_note(self, key):
         """Why ``key`` is not set at boot although a file sets it: its /proc/sys entry comes with a

@@ -43,6 +43,8 @@ options:
     default: false
 notes:
   - Returns the collection's common result - RV(settings), RV(restart_required), RV(reboot_required).
+  - A task that fails after it wrote files (a shadowed setting fails once its own file is written) keeps them, names
+    them in its message and returns them as C(written), a list of paths.
 '''
 
     # dbhost.tuning.common.root: each module says in its own description what O(root) means

@@ -237,6 +237,20 @@ baselines:
   returned: when O(state=revert)
   type: list
   elements: str
+backups:
+  description:
+    - The copies a revert kept of files it put back whole from a baseline older than the record of each write
+      (it cannot tell the collection's lines from an admin's there), when the file had changed since.
+  returned: when O(state=revert) changed such a file
+  type: list
+  elements: str
+written:
+  description:
+    - The files a run wrote before it failed (a shadowed setting fails once its file is written); they are kept,
+      and the failure message names them too. Every module returns it on such a failure.
+  returned: when the task failed after writing
+  type: list
+  elements: str
 '''
 
 from ansible.module_utils.basic import AnsibleModule

@@ -51,6 +51,18 @@ def render_dropin(before, mode, cpus, mems):
     return systemd.render(before, {'Service': dropin_values(mode, cpus, mems)}, header=HEADER)
 
 
+def carried_base(dropin, before):
+    """The text our drop-in starts from: ours, or, while ours does not exist, the drop-in of its
+    name that systemd reads in its place (/run/systemd/system/<unit>.d/...: ours masks it once
+    written, so its lines are carried over, its origin named); None when neither exists."""
+    if before is not None:
+        return before
+    base_path, base = dropin.same_name()
+    if base_path is None:
+        return None
+    return '%s\n# Carried over from %s, which this drop-in masks (same name).\n%s' % (HEADER, base_path, base)
+
+
 def show_list(value):
     """A CPU/node list from ``systemctl show`` (``0-3``, ``0 1 2 3`` on older systemd)."""
     text = (value or '').strip()
@@ -124,7 +136,7 @@ class ServiceBinding(object):
         if self.plan.systemd_live and show_before.get('NeedDaemonReload') != 'yes':
             values = show_before
         else:
-            values = persisted_from_files(self.dropin.unit_texts(before or ''))[0]
+            values = persisted_from_files(self.dropin.unit_texts(before))[0]
         return {'text': before, 'values': values}
 
     def persisted_ok(self, values):
@@ -149,7 +161,8 @@ class ServiceBinding(object):
         """Write our drop-in (not in check mode), reload systemd, read back what the unit gets."""
         plan = self.plan
         before = persisted['text']
-        after = render_dropin(before, plan.service_mode, plan.cpus, plan.mems)
+        base = carried_base(self.dropin, before) if plan.service_mode is not None else before
+        after = render_dropin(base, plan.service_mode, plan.cpus, plan.mems)
         change = self.dropin.change(before, after)
         done = {'change': change, 'show_after': show_before, 'details': [], 'failed': None, 'backup_file': None}
         if change.needed and not plan.check_mode:

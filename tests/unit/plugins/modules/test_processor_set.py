@@ -56,3 +56,33 @@ def test_module_fails_naming_the_bad_input(run_module, root):
 def test_module_requires_cpus_when_present(run_module, root):
     result = run_module(processor_set, {'name': 'pg', 'service': 'postgresql', 'root': root})
     assert result['failed'] is True and 'cpus' in result['msg']
+
+
+RUN_DROPIN = 'run/systemd/system/postgresql.service.d/90-dbhost-tuning-cpus.conf'
+
+
+def test_a_dropin_of_our_name_in_run_is_what_systemd_reads_until_ours_is_written(run_module, root):
+    # systemd.unit(5): the same drop-in name in /etc masks the one in /run; while ours is absent,
+    # /run's binds the unit, and writing ours must keep its other lines.
+    write(os.path.join(root, RUN_DROPIN), '[Service]\nCPUAffinity=0-1\nNice=5\n')
+    args = {'name': 'pg', 'cpus': 'node:1', 'service': 'postgresql', 'root': root}
+    dry = run_module(processor_set, args, check_mode=True)
+    assert dry['changed'] is True
+    assert not os.path.exists(os.path.join(root, DROPIN))
+    # check mode reads what systemd reads: /run's binding
+    assert dry['settings'][0]['persisted'] == {'CPUAffinity': '0-1'}
+    applied = run_module(processor_set, args)
+    assert applied['changed'] is True
+    with open(os.path.join(root, DROPIN)) as handle:
+        text = handle.read()
+    assert '# Carried over from /%s, which this drop-in masks (same name).' % RUN_DROPIN in text
+    assert 'Nice=5\n' in text and 'CPUAffinity=2-3\n' in text and 'CPUAffinity=0-1' not in text
+    again = run_module(processor_set, args)
+    assert again['changed'] is False and again['settings'][0]['status'] == 'ok'
+
+
+def test_without_a_dropin_anywhere_ours_starts_empty(run_module, root):
+    args = {'name': 'pg', 'cpus': 'node:1', 'service': 'postgresql', 'root': root}
+    run_module(processor_set, args)
+    with open(os.path.join(root, DROPIN)) as handle:
+        assert 'Carried over' not in handle.read()

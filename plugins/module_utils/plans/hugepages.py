@@ -286,12 +286,24 @@ class HugePages(Plan):
             outcome[pool.name] = (error, compacted)
         return live_after, outcome
 
+    def _sysctl_base(self, before):
+        """The text our sysctl.d file starts from: ours, or, while ours does not exist, the file of
+        its name in a later folder (/run/sysctl.d, /usr/local/lib...), which boots in its place and
+        which ours masks once written: its other lines are carried over, its origin named."""
+        if before is not None:
+            return before
+        base_path, base = LinuxBackend(self.root).same_name(self.sysctl_file)
+        if base_path is None:
+            return None
+        return '%s\n# Lines carried over from %s, which this file masks (same name).\n%s' % (
+            SYSCTL_HEADER, base_path, base)
+
     def apply(self, desired, live, persisted, module):
         if not self.supported:
             return None
         sysctl_changes, tmpfiles_changes = self._file_changes(desired, live, persisted)
         sysctl_before, tmpfiles_before = persisted['texts']
-        afters = [sysctl.render(sysctl_before, sysctl_changes, header=SYSCTL_HEADER)
+        afters = [sysctl.render(self._sysctl_base(sysctl_before), sysctl_changes, header=SYSCTL_HEADER)
                   if sysctl_changes else sysctl_before,
                   tmpfiles.render(tmpfiles_before, tmpfiles_changes, header=TMPFILES_HEADER)
                   if tmpfiles_changes else tmpfiles_before]

@@ -415,3 +415,17 @@ def test_with_reapply_sysctl_our_file_wins_over_the_tuned_profile(root, kernel, 
     result = run_module(hugepages, {'pages': [{'count': 16}], 'root': root})
     rec = records(result)['hugepages-2048kB']
     assert not result.get('failed') and rec['status'] == 'changed' and rec['persisted'] == 16, rec
+
+
+def test_a_file_of_our_name_in_run_boots_until_ours_masks_it_and_its_lines_are_carried(root, kernel, run_module):
+    # sysctl.d(5): /etc's file masks /run's of the same name; while ours is absent /run's boots
+    run_file = SYSCTL_FILE.replace('/etc/', '/run/')
+    put(root, run_file, 'vm.nr_hugepages = 8\nvm.hugetlb_shm_group = 54322\n')
+    dry = run_module(hugepages, {'pages': [{'count': 16}], 'root': root}, check_mode=True)
+    assert records(dry)['hugepages-2048kB']['persisted'] == 8
+    run_module(hugepages, {'pages': [{'count': 16}], 'root': root})
+    assert read(root, SYSCTL_FILE) == (
+        SYSCTL_HEADER + '# Lines carried over from %s, which this file masks (same name).\n' % run_file
+        + 'vm.nr_hugepages = 16\nvm.hugetlb_shm_group = 54322\n')
+    again = run_module(hugepages, {'pages': [{'count': 16}], 'root': root})
+    assert again['changed'] is False and [s['status'] for s in again['settings']] == ['ok']

@@ -113,11 +113,10 @@ def unapply(current, before, after):
             out.extend(now)
         elif all(member[0] == member[1] for member in members if member[3] == 'since'):
             # lines only added by hand among the lines the write changed: the write taken back,
-            # and each added line kept, before it when added at its top, else after it
-            added = [member for member in members if member[3] == 'since']
-            out.extend(line for member in added if member[0] == start for line in member[2])
+            # and each added line kept after it (a line added at its top is a group of its own,
+            # _clusters(), kept before it)
             out.extend(back)
-            out.extend(line for member in added if member[0] != start for line in member[2])
+            out.extend(line for member in members if member[3] == 'since' for line in member[2])
         else:
             out.extend(now)
             conflicts.append((base[start:end], now))

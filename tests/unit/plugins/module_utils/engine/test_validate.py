@@ -28,6 +28,13 @@ def test_a_trailing_character_is_caught_too(char):
         validate.check_name(u'pg' + char, 'name')
 
 
+def test_a_refused_name_is_shown_in_the_message():
+    # a name is no secret: the admin sees which one (a secret option shows 'the value')
+    with pytest.raises(InputError) as caught:
+        validate.check_name(u'ora cle', 'limits[0].domain')
+    assert str(caught.value).startswith("limits[0].domain: 'ora cle' contains ")
+
+
 def test_names_keep_letters_of_any_script():
     assert validate.check_name(u'bühne-ø_1.conf', 'name') == u'bühne-ø_1.conf'
 

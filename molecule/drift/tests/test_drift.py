@@ -71,16 +71,26 @@ def expected_records(loop):
     records += [('kernel.shmall', SHM_FILE), ('kernel.shmmax', SHM_FILE), ('kernel.shmmni', SHM_FILE),
                 ('oracle soft memlock', LIMITS_FILE), ('oracle hard memlock', LIMITS_FILE), (THP, TMPFILES_FILE)]
     records += [('%s/queue/%s' % (loop, attribute), RULES) for attribute in ('scheduler', 'read_ahead_kb', 'rq_affinity')]
-    records += [('noatime', MOUNT), ('disk_asynch_io', PFILE), ('filesystemio_options', PFILE)]
+    records += [(MOUNT + ' noatime', MOUNT), ('disk_asynch_io', PFILE), ('filesystemio_options', PFILE)]
     records += [('service:' + SERVICE, DROPIN)]
     return sorted(records)
+
+
+# What the running service gets (db_effect, read-only): processor_sets binds SERVICE, so its CPUs
+# and memory nodes are read from its processes; their target is the pids read ('pid N').
+EFFECT_NAMES = [SERVICE + ' CPUs', SERVICE + ' memory nodes']
+
+
+def tuning_records(records):
+    """The records of the host's settings, without the effect rows (their target is a pid)."""
+    return [record for record in records if record['kind'] != 'db_effect']
 
 
 def expected_drift(loop):
     """(name, target) of the records the hand-made drift touches: kernel.shmmni has one owner
     (shared_memory) and one record."""
     return sorted([('kernel.shmmni', SHM_FILE),
-                   ('%s/queue/rq_affinity' % loop, RULES), ('noatime', MOUNT), ('filesystemio_options', PFILE)])
+                   ('%s/queue/rq_affinity' % loop, RULES), (MOUNT + ' noatime', MOUNT), ('filesystemio_options', PFILE)])
 
 
 def display_name(name, target, records):
@@ -221,11 +231,19 @@ def test_tuned_host_every_record_clean(runs):
 
 def test_tuned_host_reports_every_role_and_nothing_else(runs, loop):
     records = records_of(runs['clean'])
-    assert pairs(records) == expected_records(loop)
+    assert pairs(tuning_records(records)) == expected_records(loop)
     assert sorted(set(record['module'] for record in records)) == sorted('dbhost.tuning.' + name for name in MODULES)
     assert sorted(set(record['owner'] for record in records)) == sorted(OWNERS)
     # one owner per key: no (name, target) twice, no name in two files
     assert len(set(record['name'] for record in records)) == len(records)
+
+
+def test_tuned_host_reports_what_the_bound_service_gets(runs):
+    effect = [record for record in records_of(runs['clean']) if record['kind'] == 'db_effect']
+    assert sorted(record['name'] for record in effect) == sorted(EFFECT_NAMES)
+    for record in effect:
+        assert record['owner'] == 'processor_sets' and record['target'].startswith('pid '), record
+        assert record['status'] in CLEAN_STATUSES, record
 
 
 def test_tuned_host_no_host_global_key_managed(runs):
@@ -260,7 +278,7 @@ def test_drift_json_names_exactly_the_drifted_settings(runs, loop):
     assert set(record['status'] for record in drifted) == set(['drift'])
     assert runs['drifted'].report['summary']['drifted'] == len(expected_drift(loop))
     # Every other record is still there and clean.
-    assert pairs(records) == expected_records(loop)
+    assert pairs(tuning_records(records)) == expected_records(loop)
 
 
 def test_drift_json_values(runs, loop):
@@ -273,7 +291,7 @@ def test_drift_json_values(runs, loop):
     assert (str(record['desired']), str(record['persisted'])) == ('1', '2'), record
     # 1 as tuned, or 2 when udev already applied the edited rule (see drifted_state).
     assert str(record['live']) in ('1', '2'), record
-    record = by_pair[('noatime', MOUNT)]
+    record = by_pair[(MOUNT + ' noatime', MOUNT)]
     assert record['persisted'] == 'noatime' and 'noatime' not in str(record['live']).split(','), record
     record = by_pair[('filesystemio_options', PFILE)]
     assert (record['desired'], record['persisted']) == ('SETALL', 'ASYNCH'), record
@@ -285,7 +303,7 @@ def test_drift_junit_fails_exactly_the_drifted_settings(runs, loop):
     expected = dict((display_name(name, target, everything), 'drift') for name, target in expected_drift(loop))
     assert failing_cases(run.junit) == expected
     assert (run.junit.get('tests'), run.junit.get('failures'), run.junit.get('errors')) == (
-        str(len(everything)), str(len(expected)), '0')
+        str(len(everything) + len(EFFECT_NAMES)), str(len(expected)), '0')
     suites = run.junit.findall('testsuite')
     assert [suite.get('name') for suite in suites] == [HOST]
     assert suites[0].get('failures') == str(len(expected))
@@ -298,7 +316,7 @@ def test_drift_markdown_lists_exactly_the_drifted_settings_first(runs, loop):
     rows = markdown_rows(run.markdown)
     assert run.markdown.startswith('# Drift report: drift\n')
     assert re.search(r' %d drifted, [0-9]+ unsupported\.' % len(expected), run.markdown), run.markdown[:400]
-    assert len(rows) == len(everything)
+    assert len(rows) == len(everything) + len(EFFECT_NAMES)
     marked = [setting for setting, status in rows if status.startswith('**')]
     assert sorted(marked) == expected
     assert set(status for setting, status in rows if status.startswith('**')) == set(['**drift**'])

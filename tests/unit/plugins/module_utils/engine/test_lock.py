@@ -10,6 +10,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import gc
 import os
 import subprocess
 import sys
@@ -68,6 +69,9 @@ sys.stdin.read()
 
 
 def _open_fds():
+    # Collect garbage first: a file an earlier test left open in a reference cycle would
+    # otherwise be closed by the collector in the middle of a test, between two looks.
+    gc.collect()
     return sorted(os.listdir('/proc/self/fd'))
 
 

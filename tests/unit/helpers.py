@@ -16,9 +16,12 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import glob
 import hashlib
 import os
+import pwd
 import subprocess
+import tempfile
 
 import pytest
 
@@ -213,3 +216,32 @@ def sizing_defaults():
     role's defaults give them (the shm_settings filter's own fill-in)."""
     from ansible_collections.dbhost.tuning.plugins.filter import sizes
     return dict(sizes.role_defaults())
+
+
+def as_postgres(argv):
+    """``argv`` run as the postgres user when this runs as root (initdb and the server refuse root)."""
+    return ['runuser', '-u', 'postgres', '--'] + argv if os.geteuid() == 0 else argv
+
+
+def new_postgres_cluster(prefix):
+    """A new PostgreSQL data directory (initdb, trust, never started) in a folder of its own under
+    /tmp owned by postgres: (bindir, base folder, data directory). Skips (or fails, see
+    server_unavailable) without the server binaries or, as root, without a postgres user."""
+    binaries = sorted(glob.glob('/usr/lib/postgresql/*/bin/initdb'))
+    if not binaries:
+        server_unavailable('no PostgreSQL server binaries under /usr/lib/postgresql')
+    owner = None
+    if os.geteuid() == 0:
+        try:
+            owner = pwd.getpwnam('postgres')
+        except KeyError:
+            server_unavailable('running as root without a postgres user')
+    bindir = os.path.dirname(binaries[-1])
+    base = tempfile.mkdtemp(prefix=prefix, dir='/tmp')
+    if owner:
+        os.chown(base, owner.pw_uid, owner.pw_gid)
+    data = os.path.join(base, 'data')
+    rc, dummy, err = run(as_postgres([os.path.join(bindir, 'initdb'), '-D', data, '-A', 'trust', '-U', 'postgres',
+                                      '--no-sync']))
+    assert rc == 0, err
+    return bindir, base, data

@@ -9,53 +9,32 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import glob
 import importlib.machinery
 import importlib.util
 import json
 import multiprocessing
 import os
-import pwd
 import shutil
 import sqlite3
-import tempfile
 
 import pytest
 
 from ansible_collections.dbhost.tuning.plugins.plugin_utils.drift_report import fleet, history, ledger
-from ansible_collections.dbhost.tuning.tests.unit.helpers import run, server_unavailable
+from ansible_collections.dbhost.tuning.tests.unit.helpers import as_postgres, new_postgres_cluster, run, server_unavailable
 
-BINARIES = sorted(glob.glob('/usr/lib/postgresql/*/bin/postgres'))
 CLEAN = ['ok', 'unsupported']
-
-
-def _as_postgres(argv):
-    return ['runuser', '-u', 'postgres', '--'] + argv if os.geteuid() == 0 else argv
 
 
 @pytest.fixture(scope='module')
 def postgres():
     """A throwaway PostgreSQL server on a Unix socket; yields its connection string."""
-    if not BINARIES or not shutil.which('psql'):
-        server_unavailable('no PostgreSQL server or psql')
-    owner = None
-    if os.geteuid() == 0:
-        try:
-            owner = pwd.getpwnam('postgres')
-        except KeyError:
-            server_unavailable('running as root without a postgres user')
-    bindir = os.path.dirname(BINARIES[-1])
-    base = tempfile.mkdtemp(prefix='dbhost-ledger-pg-', dir='/tmp')
-    if owner:
-        os.chown(base, owner.pw_uid, owner.pw_gid)
-    data = os.path.join(base, 'data')
+    if not shutil.which('psql'):
+        server_unavailable('no psql')
+    bindir, base, data = new_postgres_cluster('dbhost-ledger-pg-')
     port = 20000 + (os.getpid() + 7) % 20000
-    rc, out, err = run(_as_postgres([os.path.join(bindir, 'initdb'), '-D', data, '-A', 'trust', '-U', 'postgres',
-                                     '--no-sync']))
-    assert rc == 0, err
     with open(os.path.join(data, 'postgresql.conf'), 'a') as handle:
         handle.write("listen_addresses = ''\nport = %d\nunix_socket_directories = '%s'\nfsync = off\n" % (port, base))
-    pg_ctl = _as_postgres([os.path.join(bindir, 'pg_ctl'), '-D', data, '-w', '-l', os.path.join(base, 'log')])
+    pg_ctl = as_postgres([os.path.join(bindir, 'pg_ctl'), '-D', data, '-w', '-l', os.path.join(base, 'log')])
     rc, out, err = run(pg_ctl + ['start'])
     assert rc == 0, out + err
     try:

@@ -11,47 +11,22 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import glob
 import os
-import pwd
 import shutil
-import tempfile
 
 import pytest
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter import plan as dbp
-from ansible_collections.dbhost.tuning.tests.unit.helpers import run, server_unavailable
-
-BINARIES = sorted(glob.glob('/usr/lib/postgresql/*/bin/initdb'))
-
-
-def _as_postgres(argv):
-    if os.geteuid() == 0:
-        return ['runuser', '-u', 'postgres', '--'] + argv
-    return argv
+from ansible_collections.dbhost.tuning.tests.unit.helpers import as_postgres, new_postgres_cluster, run
 
 
 @pytest.fixture
 def cluster():
-    if not BINARIES:
-        server_unavailable('no PostgreSQL server binaries under /usr/lib/postgresql')
-    if os.geteuid() == 0:
-        try:
-            owner = pwd.getpwnam('postgres')
-        except KeyError:
-            server_unavailable('running as root without a postgres user')
-    bindir = os.path.dirname(BINARIES[-1])
-    base = tempfile.mkdtemp(prefix='dbhost-pg-', dir='/tmp')
-    if os.geteuid() == 0:
-        os.chown(base, owner.pw_uid, owner.pw_gid)
-    data = os.path.join(base, 'data')
+    bindir, base, data = new_postgres_cluster('dbhost-pg-')
     port = 20000 + os.getpid() % 20000
-    rc, out, err = run(_as_postgres([os.path.join(bindir, 'initdb'), '-D', data, '-A', 'trust', '-U', 'postgres',
-                                     '--no-sync']))
-    assert rc == 0, err
     with open(os.path.join(data, 'postgresql.conf'), 'a') as handle:
         handle.write("listen_addresses = ''\nport = %d\nunix_socket_directories = '%s'\n" % (port, base))
-    pg_ctl = _as_postgres([os.path.join(bindir, 'pg_ctl'), '-D', data, '-w', '-l', os.path.join(base, 'log')])
+    pg_ctl = as_postgres([os.path.join(bindir, 'pg_ctl'), '-D', data, '-w', '-l', os.path.join(base, 'log')])
     rc, out, err = run(pg_ctl + ['start'])
     assert rc == 0, out + err
     try:
@@ -69,8 +44,8 @@ def _plan(cluster, params, check_mode=False):
 
 
 def _psql(cluster, sql):
-    rc, out, err = run(_as_postgres([os.path.join(cluster['bindir'], 'psql'), '-XAtq', '-h', cluster['base'],
-                                     '-p', str(cluster['port']), '-d', 'postgres', '-c', sql]))
+    rc, out, err = run(as_postgres([os.path.join(cluster['bindir'], 'psql'), '-XAtq', '-h', cluster['base'],
+                                    '-p', str(cluster['port']), '-d', 'postgres', '-c', sql]))
     assert rc == 0, err
     return out.strip()
 

@@ -13,28 +13,20 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import glob
 import os
-import pwd
 import shutil
-import tempfile
 import time
 
 import pytest
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import numa
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_effect.plan import DbEffect
-from ansible_collections.dbhost.tuning.tests.unit.helpers import run, server_unavailable
+from ansible_collections.dbhost.tuning.tests.unit.helpers import as_postgres, new_postgres_cluster, run
 
 pytestmark = pytest.mark.usefixtures('linux')
 
-BINARIES = sorted(glob.glob('/usr/lib/postgresql/*/bin/initdb'))
 SERVICE = 'dbhost-test-postgresql.service'
 NR_HUGEPAGES = '/proc/sys/vm/nr_hugepages'
-
-
-def _as_postgres(argv):
-    return (['runuser', '-u', 'postgres', '--'] + argv) if os.geteuid() == 0 else argv
 
 
 def _children(pid):
@@ -56,8 +48,8 @@ class Cluster(object):
         self.data = os.path.join(base, 'data')
         self.port = 20000 + (os.getpid() + 7) % 20000
         self.cgroup = None
-        self.pg_ctl = _as_postgres([os.path.join(bindir, 'pg_ctl'), '-D', self.data, '-w', '-l',
-                                    os.path.join(base, 'log')])
+        self.pg_ctl = as_postgres([os.path.join(bindir, 'pg_ctl'), '-D', self.data, '-w', '-l',
+                                   os.path.join(base, 'log')])
 
     def conf(self, text):
         with open(os.path.join(self.data, 'postgresql.conf'), 'a') as handle:
@@ -65,8 +57,8 @@ class Cluster(object):
 
     def huge_pages_needed(self):
         """What the server itself computes for its shared memory, asked while it is stopped."""
-        rc, out, err = run(_as_postgres([os.path.join(self.bindir, 'postgres'), '-D', self.data, '-C',
-                                         'shared_memory_size_in_huge_pages']))
+        rc, out, err = run(as_postgres([os.path.join(self.bindir, 'postgres'), '-D', self.data, '-C',
+                                        'shared_memory_size_in_huge_pages']))
         assert rc == 0, err
         return int(out.strip())
 
@@ -100,20 +92,8 @@ class Cluster(object):
 
 @pytest.fixture
 def cluster():
-    if not BINARIES:
-        server_unavailable('no PostgreSQL server binaries under /usr/lib/postgresql')
-    if os.geteuid() == 0:
-        try:
-            owner = pwd.getpwnam('postgres')
-        except KeyError:
-            server_unavailable('running as root without a postgres user')
-    base = tempfile.mkdtemp(prefix='dbhost-pg-effect-', dir='/tmp')
-    if os.geteuid() == 0:
-        os.chown(base, owner.pw_uid, owner.pw_gid)
-    made = Cluster(base, os.path.dirname(BINARIES[-1]))
-    rc, out, err = run(_as_postgres([os.path.join(made.bindir, 'initdb'), '-D', made.data, '-A', 'trust', '-U',
-                                     'postgres', '--no-sync']))
-    assert rc == 0, err
+    bindir, base, dummy = new_postgres_cluster('dbhost-pg-effect-')
+    made = Cluster(base, bindir)
     made.conf("listen_addresses = ''\nport = %d\nunix_socket_directories = '%s'\nshared_buffers = 16MB\n"
               "max_connections = 20\nhuge_pages = try\n" % (made.port, base))
     try:
@@ -146,7 +126,7 @@ def test_real_postgresql_memlock_cpus_and_huge_pages_as_its_proc_says(cluster):
         pytest.skip('this machine has free huge pages enough for the cluster: the 4 kB fallback cannot be shown')
     cluster.start()
     # the limit pg_ctl started it with, asked of a shell started the same way (runuser, PAM)
-    rc, out, err = run(_as_postgres(['sh', '-c', 'ulimit -Sl']))
+    rc, out, err = run(as_postgres(['sh', '-c', 'ulimit -Sl']))
     assert rc == 0, err
     soft = None if out.strip() == 'unlimited' else int(out.strip()) * 1024
     soft_text = 'infinity' if soft is None else str(soft)

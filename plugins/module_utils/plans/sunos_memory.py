@@ -56,39 +56,37 @@ def _kb(field):
     return 0 if field == '-' else int(field)
 
 
-def parse_pmap_x(text):
-    """``pmap -xs PID...`` -> {pid: [{'address', 'kbytes', 'rss', 'locked', 'page', 'mode', 'name', 'kind'}]}."""
+def _segments(text, fields, row):
+    """{pid: [row(parts, name)]} of a pmap listing of several processes: each process's header
+    line (``PID: command``), then one line per segment, ``fields`` fields and the segment's name;
+    other lines (titles, totals) and lines ``row`` refuses (None) are skipped."""
     processes, rows = {}, None
     for line in (text or '').splitlines():
         match = _PROCESS.match(line)
         if match:
             rows = processes.setdefault(int(match.group(1)), [])
             continue
-        parts = line.split(None, 7)
-        if rows is None or len(parts) < 7 or not _ADDRESS.match(parts[0]):
+        parts = line.split(None, fields)
+        if rows is None or len(parts) < fields or not _ADDRESS.match(parts[0]):
             continue
-        name = parts[7].strip() if len(parts) > 7 else ''
-        rows.append({'address': parts[0], 'kbytes': _kb(parts[1]), 'rss': _kb(parts[2]), 'locked': _kb(parts[4]),
-                     'page': page_bytes(parts[5]), 'mode': parts[6], 'name': name, 'kind': kind_of(name, parts[6])})
+        made = row(parts, parts[fields].strip() if len(parts) > fields else '')
+        if made is not None:
+            rows.append(made)
     return processes
+
+
+def parse_pmap_x(text):
+    """``pmap -xs PID...`` -> {pid: [{'address', 'kbytes', 'rss', 'locked', 'page', 'mode', 'name', 'kind'}]}."""
+    return _segments(text, 7, lambda parts, name: {
+        'address': parts[0], 'kbytes': _kb(parts[1]), 'rss': _kb(parts[2]), 'locked': _kb(parts[4]),
+        'page': page_bytes(parts[5]), 'mode': parts[6], 'name': name, 'kind': kind_of(name, parts[6])})
 
 
 def parse_pmap_l(text):
     """``pmap -Ls PID...`` -> {pid: [{'address', 'bytes', 'page', 'mode', 'lgroup' (None: '-'), 'name', 'kind'}]}."""
-    processes, rows = {}, None
-    for line in (text or '').splitlines():
-        match = _PROCESS.match(line)
-        if match:
-            rows = processes.setdefault(int(match.group(1)), [])
-            continue
-        parts = line.split(None, 5)
-        if rows is None or len(parts) < 5 or not _ADDRESS.match(parts[0]) or not parts[1].endswith('K'):
-            continue
-        name = parts[5].strip() if len(parts) > 5 else ''
-        rows.append({'address': parts[0], 'bytes': int(parts[1][:-1]) * 1024, 'page': page_bytes(parts[2]),
-                     'mode': parts[3], 'lgroup': None if parts[4] == '-' else int(parts[4]), 'name': name,
-                     'kind': kind_of(name, parts[3])})
-    return processes
+    return _segments(text, 5, lambda parts, name: None if not parts[1].endswith('K') else {
+        'address': parts[0], 'bytes': int(parts[1][:-1]) * 1024, 'page': page_bytes(parts[2]), 'mode': parts[3],
+        'lgroup': None if parts[4] == '-' else int(parts[4]), 'name': name, 'kind': kind_of(name, parts[3])})
 
 
 def _size(nbytes):

@@ -107,3 +107,15 @@ def test_board_lgroups_from_lgrpinfo():
               2: {'kind': 'leaf', 'cpus': [2, 3]}}
     assert mem.board_lgroups(groups, [2, 3]) == [2]
     assert mem.board_lgroups(groups, [1, 2]) == [1, 2]
+
+
+def test_pmap_l_rows_and_a_line_without_a_size_in_k_skipped():
+    # pmap -Ls: address, size (K), page size, mode, lgroup, name (usr/src/cmd/ptools/pmap/pmap.c)
+    text = ('1234:\t/u01/oracle/bin/oracle\n'
+            ' Address       Bytes Pgsz Mode   Lgrp Mapped File\n'
+            '380000000  4194304K   4M rwxsR    1   [ ism shmid=0x5 ]\n'
+            '380000000      4194304 4M rwxsR    1   [ ism shmid=0x6 ]\n'
+            '---------  --------\n')
+    rows = mem.parse_pmap_l(text)[1234]
+    assert rows == [{'address': '380000000', 'bytes': 4194304 * 1024, 'page': 4 * 1024 ** 2, 'mode': 'rwxsR',
+                     'lgroup': 1, 'name': '[ ism shmid=0x5 ]', 'kind': 'ism'}]

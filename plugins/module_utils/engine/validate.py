@@ -202,7 +202,7 @@ def check_params(params, spec, prefix=''):
             check_params(value, rules['options'], name + '.')
         elif rules.get('type') == 'path' and isinstance(value, str):
             check_path(value, name)
-        elif rules.get('type') == 'path' and isinstance(value, (list, tuple)):
+        elif rules.get('type') == 'list' and rules.get('elements') == 'path' and isinstance(value, (list, tuple)):
             for index, item in enumerate(value):
                 check_path(item, '%s[%d]' % (name, index))
         else:

@@ -100,6 +100,15 @@ def test_an_empty_root_is_refused_not_taken_for_the_running_system():
     assert 'empty string' in str(caught.value)
 
 
+def test_check_params_checks_each_path_of_a_list_of_paths():
+    # db_effect's direct_io_paths: a list whose elements are paths, each named by its index
+    spec = {'direct_io_paths': {'type': 'list', 'elements': 'path'}, 'names': {'type': 'list', 'elements': 'str'}}
+    validate.check_params({'direct_io_paths': ['/u01', '/u 02']}, spec)
+    with pytest.raises(InputError, match=r'direct_io_paths\[1\]: .*NO-BREAK SPACE'):
+        validate.check_params({'direct_io_paths': ['/u01', u'/u\xa002']}, spec)
+    validate.check_params({'names': [u'a\xa0b']}, spec)   # text, not a path: a no-break space is allowed
+
+
 def test_check_params_walks_suboptions_and_paths():
     spec = {'mounts': {'type': 'list', 'elements': 'dict', 'options': {'path': {'type': 'path'},
                                                                        'present': {'type': 'list'}}},

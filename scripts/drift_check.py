@@ -6,6 +6,7 @@
     scripts/drift-check [options] [-- ansible-playbook arguments]
     scripts/drift-check --from-report DIR
     scripts/drift-check merge [options] --report-dir OUT SLICE_REPORT...
+    scripts/drift-check prune --ledger LEDGER [--ledger-scope S] --keep-runs N
 
 scripts/drift-check runs this file with python3 from PATH (the venv's after `. scripts/lib.sh`,
 else the system's); `python3 scripts/drift_check.py` is the same.
@@ -33,7 +34,8 @@ with --unsupported-as-drift it counts as drift (3). See docs/drift-exit-codes.md
 --ledger keeps every run in a ledger (a SQLite file, or a postgresql:// connection string written
 through psql) and marks each record new, changed, still or fixed against the run before; with
 --since-last, drift exits 3 only when some of it is new. --waivers applies a waiver file. `merge`
-joins the drift.json of several slices or shards into one report and one exit code. These read the
+joins the drift.json of several slices or shards into one report and one exit code; `prune` removes
+a scope's runs older than its last N from the ledger. These read the
 collection's plugin_utils from this checkout; the rest is standard library only.
 """
 
@@ -317,6 +319,8 @@ def main(argv=None):
     try:
         if argv[:1] == ['merge']:
             return merge(parse_merge_args(argv[1:]))
+        if argv[:1] == ['prune']:
+            return prune(parse_prune_args(argv[1:]))
         args = parse_args(argv)
         return from_report(args) if args.from_report else run_check(args)
     except UsageError as exc:
@@ -416,6 +420,37 @@ def parse_merge_args(argv):
     add_history_args(parser)
     parser.add_argument('slices', nargs='+', metavar='SLICE', help='a slice\'s drift.json or its report folder')
     return parser.parse_args(argv)
+
+
+def parse_prune_args(argv):
+    parser = Parser(prog='drift-check prune',
+                    description='Remove the runs of one scope of a ledger older than its last N, with their records. '
+                                'The next run is still marked against the last one, with each drift\'s since-when.')
+    parser.add_argument('--ledger', default=None,
+                        help='the ledger: a SQLite file, or a postgresql:// connection string (default: '
+                             '$DBHOST_DRIFT_LEDGER)')
+    parser.add_argument('--ledger-scope', dest='ledger_scope', default=None,
+                        help='the series of runs to prune (default: $DBHOST_DRIFT_LEDGER_SCOPE, else "default")')
+    parser.add_argument('--keep-runs', dest='keep_runs', type=int, required=True, metavar='N',
+                        help='how many of the scope\'s last runs to keep (at least 1)')
+    return parser.parse_args(argv)
+
+
+def prune(args):
+    """drift-check prune: 0 when the ledger was pruned (or had nothing to prune), 1 when it could not be."""
+    spec = args.ledger or os.environ.get('DBHOST_DRIFT_LEDGER')
+    if not spec:
+        raise UsageError('prune needs a ledger (--ledger or DBHOST_DRIFT_LEDGER)')
+    scope = args.ledger_scope or os.environ.get('DBHOST_DRIFT_LEDGER_SCOPE') or 'default'
+    ledger = collection('ledger')
+    try:
+        store = ledger.open_ledger(spec)
+        removed = store.prune(scope, args.keep_runs)
+    except ledger.LedgerError as exc:
+        raise UsageError(str(exc))
+    print('drift-check: ledger %s, scope %s: removed %d runs (%d records), %d kept'
+          % (store.describe(), scope, removed['runs'], removed['records'], removed['kept']), file=sys.stderr)
+    return EXIT_CLEAN
 
 
 def merge(args):

@@ -187,8 +187,33 @@ class Ledger(object):
                           'WHERE scope = %s ORDER BY seq DESC LIMIT %d' % (sql_literal(scope), limit))
         return list(reversed(rows))
 
+    def prune(self, scope, keep_runs):
+        """Remove the runs of ``scope`` older than its ``keep_runs`` last ones, with their records and
+        hosts; returns {'runs': removed, 'records': removed, 'kept': runs left}.  The marks of the next
+        run need only the last run (each record carries its drift_since and drift_runs forward), so
+        nothing a later run shows is lost; another scope's runs are never touched."""
+        if isinstance(keep_runs, bool) or not isinstance(keep_runs, int) or keep_runs < 1:
+            raise LedgerError('keep runs: %r is not a whole number of runs of at least 1 (the last run is what '
+                              'the next one is marked against)' % (keep_runs,))
+        if not self._ready:
+            self.migrate()
+        old = self.query('SELECT r.run_id, (SELECT COUNT(*) FROM records c WHERE c.run_id = r.run_id) AS n '
+                         'FROM runs r WHERE %s ORDER BY r.seq' % _older_runs(scope, keep_runs))
+        for start in range(0, len(old), BATCH):
+            listed = ', '.join(sql_literal(row['run_id']) for row in old[start:start + BATCH])
+            self._script(['DELETE FROM %s WHERE run_id IN (%s)' % (table, listed)
+                          for table in ('records', 'run_hosts', 'runs')])
+        kept = self.query('SELECT COUNT(*) AS n FROM runs WHERE scope = %s' % sql_literal(scope))[0]['n']
+        return {'runs': len(old), 'records': sum(row['n'] for row in old), 'kept': kept}
+
     def describe(self):
         return self.spec
+
+
+def _older_runs(scope, keep_runs):
+    """SQL condition on ``r`` (runs): a run of ``scope`` before its ``keep_runs`` last ones."""
+    return ('r.scope = %s AND r.seq < (SELECT MIN(kept.seq) FROM (SELECT seq FROM runs WHERE scope = %s '
+            'ORDER BY seq DESC LIMIT %d) kept)' % (sql_literal(scope), sql_literal(scope), keep_runs))
 
 
 class SqliteLedger(Ledger):

@@ -230,3 +230,73 @@ def test_drift_check_keeps_a_postgresql_ledger(postgres, tmp_path, capsys, monke
     bad = 'postgresql:///nosuchdb?host=%s&port=%d&user=postgres' % (postgres['base'], postgres['port'])
     assert drift_check.main(['--from-report', str(tmp_path / 'run1'), '--ledger', bad]) == 1
     assert 'nosuchdb' in capsys.readouterr().err
+
+
+def _run_ids(store, scope):
+    return [row['run_id'] for row in store.query("SELECT run_id FROM runs WHERE scope = '%s' ORDER BY seq" % scope)]
+
+
+def test_prune_keeps_the_last_runs_and_what_the_next_run_is_marked_with(spec):
+    for day in (1, 2, 3, 4):
+        history.place_in_history(report({'db1': [('a', 'ok', 1), ('b', 'drift', 2)], 'db%d' % (day + 1): [('a', 'ok', 1)]},
+                                        '2026-12-0%dT00:00:00+00:00' % day), ledger=spec, scope='eu')
+    history.place_in_history(report({'db9': [('a', 'drift', 2)]}, '2026-11-30T00:00:00+00:00'), ledger=spec, scope='us')
+    store = ledger.open_ledger(spec)
+    assert store.prune('eu', 2) == {'runs': 2, 'records': 6, 'kept': 2}
+    assert _run_ids(store, 'eu') == ['run-2026-12-03T00:00:00+00:00', 'run-2026-12-04T00:00:00+00:00']
+    assert _run_ids(store, 'us') == ['run-2026-11-30T00:00:00+00:00']
+    left = store.query('SELECT DISTINCT run_id FROM records UNION SELECT DISTINCT run_id FROM run_hosts')
+    assert sorted(row['run_id'] for row in left) == ['run-2026-11-30T00:00:00+00:00', 'run-2026-12-03T00:00:00+00:00',
+                                                      'run-2026-12-04T00:00:00+00:00']
+    # The next run is marked against the last one, since-when carried from the first run, long pruned.
+    fifth = history.place_in_history(report({'db1': [('a', 'drift', 7), ('b', 'drift', 2)]}, '2026-12-05T00:00:00+00:00'),
+                                     ledger=spec, scope='eu')
+    assert fifth['hosts']['db1']['settings'][1]['since_last'] == {
+        'mark': 'still', 'drift_since': '2026-12-01T00:00:00+00:00', 'drift_runs': 5}
+    assert fifth['hosts']['db1']['settings'][0]['since_last']['mark'] == 'new'
+    assert fifth['since_last']['hosts_gone'] == ['db5']
+    assert [run['run_id'] for run in fifth['ledger']['trend']] == _run_ids(store, 'eu')[-3:]
+    assert store.prune('eu', 2) == {'runs': 1, 'records': 3, 'kept': 2}
+    assert store.prune('eu', 5) == {'runs': 0, 'records': 0, 'kept': 2}
+    assert store.prune('nosuchscope', 1) == {'runs': 0, 'records': 0, 'kept': 0}
+
+
+@pytest.mark.parametrize('keep', [0, -1, True, '3', None])
+def test_prune_refuses_a_count_that_is_not_at_least_one_run(tmp_path, keep):
+    path = str(tmp_path / 'ledger.sqlite')
+    history.place_in_history(report({'db1': [('a', 'drift', 2)]}, '2026-12-01T00:00:00+00:00'), ledger=path)
+    with pytest.raises(ledger.LedgerError, match='keep runs: .* at least 1'):
+        ledger.open_ledger(path).prune('default', keep)
+    assert [row['n'] for row in ledger.open_ledger(path).query('SELECT COUNT(*) AS n FROM runs')] == [1]
+
+
+def _drift_check_script():
+    checkout = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..', '..'))
+    loader = importlib.machinery.SourceFileLoader('drift_check_prune', os.path.join(checkout, 'scripts', 'drift_check.py'))
+    module = importlib.util.module_from_spec(importlib.util.spec_from_loader('drift_check_prune', loader))
+    loader.exec_module(module)
+    return module
+
+
+def test_drift_check_prune(tmp_path, capsys, monkeypatch):
+    for name in ('DBHOST_DRIFT_LEDGER', 'DBHOST_DRIFT_LEDGER_SCOPE'):
+        monkeypatch.delenv(name, raising=False)
+    drift_check = _drift_check_script()
+    path = str(tmp_path / 'ledger.sqlite')
+    for day in (1, 2, 3):
+        history.place_in_history(report({'db1': [('a', 'drift', 2)]}, '2026-12-0%dT00:00:00+00:00' % day), ledger=path,
+                                 scope='nightly')
+    assert drift_check.main(['prune', '--ledger', path, '--keep-runs', '1']) == 0
+    assert 'scope default: removed 0 runs (0 records), 0 kept' in capsys.readouterr().err
+    monkeypatch.setenv('DBHOST_DRIFT_LEDGER', path)
+    assert drift_check.main(['prune', '--ledger-scope', 'nightly', '--keep-runs', '1']) == 0
+    assert 'scope nightly: removed 2 runs (2 records), 1 kept' in capsys.readouterr().err
+    assert drift_check.main(['prune', '--ledger-scope', 'nightly', '--keep-runs', '0']) == 1
+    assert 'keep runs: 0 is not a whole number of runs of at least 1' in capsys.readouterr().err
+    assert drift_check.main(['prune', '--ledger-scope', 'nightly']) == 1
+    assert '--keep-runs' in capsys.readouterr().err
+    monkeypatch.delenv('DBHOST_DRIFT_LEDGER')
+    assert drift_check.main(['prune', '--keep-runs', '3']) == 1
+    assert 'prune needs a ledger' in capsys.readouterr().err
+    assert drift_check.main(['prune', '--ledger', str(tmp_path / 'no' / 'l.sqlite'), '--keep-runs', '3']) == 1
+    assert 'does not exist' in capsys.readouterr().err

@@ -81,26 +81,26 @@ class HugePages(Plan):
     def extra_problems(self, result):
         return [self.short_text()] if self.short and self.on_short == 'fail' else []
 
-    def __init__(self, pages, on_short='fail', compact=True, apply=True, persist=True,
-                 sysctl_file=None, tmpfiles_file=None, root='/', backup=False, fail_on_shadowed=True,
-                 check_mode=False, system_name=None, kernel=None, comparison='exact'):
+    def __init__(self, options, context, kernel=None):
+        comparison = options.comparison
         if comparison not in (compare.EXACT, compare.MINIMUM):
             raise InputError('comparison: %r is not one of exact, minimum' % (comparison,))
         # exact: the pool is exactly the count (a larger pool is shrunk); minimum: at least
         # the count (Oracle, PostgreSQL and MySQL size the pool they need: a larger one is kept).
         self.comparison = comparison
-        self.raw_pages = pages
-        self.on_short = on_short
-        self.compact = compact
-        self.apply_live = apply
-        self.persist = persist
-        self.sysctl_file = sysctl_file or DEFAULT_SYSCTL_FILE
-        self.tmpfiles_file = tmpfiles_file or DEFAULT_TMPFILES_FILE
-        self.root = validate.check_root(root)
-        self.backup = backup
-        self.fail_on_shadowed = fail_on_shadowed
-        self.check_mode = check_mode
-        self.supported = platforms.pick({platforms.LINUX: True, 'default': False}, system_name)
+        self.raw_pages = options.pages
+        self.on_short = options.on_short
+        self.compact = options.compact
+        self.apply_live = options.apply
+        self.persist = options.persist
+        self.sysctl_file = options.sysctl_file or DEFAULT_SYSCTL_FILE
+        self.tmpfiles_file = options.tmpfiles_file or DEFAULT_TMPFILES_FILE
+        self.root = validate.check_root(options.root)
+        self.backup = options.backup
+        self.fail_on_shadowed = options.fail_on_shadowed
+        self.check_mode = context.check_mode
+        self.supported = platforms.pick({platforms.LINUX: True, 'default': False}, context.system_name)
+        # the live pools' reader and writer (a test gives a fake kernel)
         self.kernel = kernel or Kernel(self.root)
         self.live_available = os.path.isdir(rooted(self.root, GLOBAL_POOLS))
         self.pools = []

@@ -97,19 +97,17 @@ class KernelCmdline(Plan):
     source = 'task option: kernel_cmdline.params'
     shadowed_label = 'shadowed at boot'
 
-    def __init__(self, params, state='present', update_bootloader=True, root='/', backup=False,
-                 fail_on_shadowed=True, check_mode=False, system_name=None, runner=None, bin_path=None,
-                 command_root=None):
-        self.raw_params = params
-        self.state = state
-        self.update_bootloader = update_bootloader
-        self.root = validate.check_root(root)
-        self.backup = backup
-        self.fail_on_shadowed = fail_on_shadowed
-        self.check_mode = check_mode
-        self.supported = platforms.pick({platforms.LINUX: True, 'default': False}, system_name)
-        self.runner = runner
-        self.bin_path = bin_path or (lambda name, required=False: None)
+    def __init__(self, options, context, command_root=None):
+        self.raw_params = options.params
+        self.state = options.state
+        self.update_bootloader = options.update_bootloader
+        self.root = validate.check_root(options.root)
+        self.backup = options.backup
+        self.fail_on_shadowed = options.fail_on_shadowed
+        self.check_mode = context.check_mode
+        self.supported = platforms.pick({platforms.LINUX: True, 'default': False}, context.system_name)
+        self.runner = context.runner
+        self.bin_path = context.bin_path
         # where the boot loader's commands act: the running system only (a test passes its tree)
         self.command_root = command_root or ('/' if os.path.realpath(self.root) == '/' else None)
         self.wanted = {}

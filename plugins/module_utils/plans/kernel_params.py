@@ -130,30 +130,30 @@ class KernelParams(LivePlusFile, Plan):
     refuse_unmet_readback = True
     persist_off = 'persist: false'
 
-    def __init__(self, params, state='present', apply=True, persist=True, file=None, mode='exact',
-                 root='/', backup=False, fail_on_shadowed=True, check_mode=False, system_name=None,
-                 runner=None, comparisons=None, header=None):
-        self.state = state
-        self.apply_live = apply
-        self.persist = persist
-        self.mode = mode
-        self.root = validate.check_root(root)
-        self.backup = backup
-        self.fail_on_shadowed = fail_on_shadowed
-        self.check_mode = check_mode
+    def __init__(self, options, context):
+        """``options``: the kind's options object (state/registry.py); ``context``: the run's (check mode,
+        runner, platform)."""
+        self.state = options.state
+        self.apply_live = options.apply
+        self.persist = options.persist
+        self.mode = options.mode
+        self.root = validate.check_root(options.root)
+        self.backup = options.backup
+        self.fail_on_shadowed = options.fail_on_shadowed
+        self.check_mode = context.check_mode
         try:
-            backend_class = platforms.pick(BACKENDS, system_name)
+            backend_class = platforms.pick(BACKENDS, context.system_name)
         except platforms.UnsupportedPlatform as exc:
             raise InputError(str(exc))
-        self.backend = backend_class(self.root, runner)
+        self.backend = backend_class(self.root, context.runner)
         # the first line of a file we create: which module or role manages it
-        self.header = header or HEADER
-        self.file = file or self.backend.default_file
-        if mode not in compare.COMPARISONS:
-            raise InputError('mode: %r is not one of %s' % (mode, ', '.join(compare.COMPARISONS)))
-        self.raw_comparisons = comparisons or {}
-        self.compare = ValueCompare(mode, self.backend.normalize)
-        self.raw_params = params
+        self.header = options.header or HEADER
+        self.file = options.file or self.backend.default_file
+        if self.mode not in compare.COMPARISONS:
+            raise InputError('mode: %r is not one of %s' % (self.mode, ', '.join(compare.COMPARISONS)))
+        self.raw_comparisons = options.comparisons or {}
+        self.compare = ValueCompare(self.mode, self.backend.normalize)
+        self.raw_params = options.params
         self.wanted = {}
         self.failures = []
         self.shadowed = []

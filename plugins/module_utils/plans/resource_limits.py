@@ -79,27 +79,26 @@ class ResourceLimits(Plan):
     failed_label = 'failed'
     shadowed_label = 'shadowed'
 
-    def __init__(self, limits_list=None, limits_file=None, service=None, service_limits=None,
-                 dropin_name=None, projects=None, root='/', backup=False, fail_on_shadowed=True,
-                 check_mode=False, system_name=None, runner=None, systemd_running=None,
-                 proc_limits_reader=None, clock=None, comparison='exact'):
+    def __init__(self, options, context, systemd_running=None, proc_limits_reader=None, clock=None):
+        """``systemd_running``, ``proc_limits_reader`` and ``clock``: a test's doubles (None: the host's)."""
+        comparison = options.comparison
         if comparison not in (compare.EXACT, compare.MINIMUM):
             raise InputError('comparison: %r is not one of exact, minimum' % (comparison,))
         # minimum: a limit at least this high (Oracle's and MySQL's memlock) is met wherever it
         # comes from, unlimited included, and is never lowered.
         self.comparison = comparison
-        self.raw_limits = limits_list or []
-        self.limits_file = limits_file or DEFAULT_LIMITS_FILE
-        self.raw_service = service
-        self.raw_service_limits = service_limits or {}
-        self.dropin_name = dropin_name or DEFAULT_DROPIN_NAME
-        self.raw_projects = projects or []
-        self.root = validate.check_root(root)
-        self.backup = backup
-        self.fail_on_shadowed = fail_on_shadowed
-        self.check_mode = check_mode
-        self.parts = platforms.pick(_PLATFORM_PARTS, system_name)
-        self.runner = runner
+        self.raw_limits = options.limits or []
+        self.limits_file = options.limits_file or DEFAULT_LIMITS_FILE
+        self.raw_service = options.service
+        self.raw_service_limits = options.service_limits or {}
+        self.dropin_name = options.dropin_name or DEFAULT_DROPIN_NAME
+        self.raw_projects = options.projects or []
+        self.root = validate.check_root(options.root)
+        self.backup = options.backup
+        self.fail_on_shadowed = options.fail_on_shadowed
+        self.check_mode = context.check_mode
+        self.parts = platforms.pick(_PLATFORM_PARTS, context.system_name)
+        self.runner = runner = context.runner
         if systemd_running is None:
             systemd_running = systemd.systemd_running(self.root) and runner is not None
         self.systemd_running = systemd_running

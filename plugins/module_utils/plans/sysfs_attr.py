@@ -92,17 +92,16 @@ class SysfsAttributes(LivePlusFile, Plan):
     source = 'task option: sysfs_attr.attributes'
     boot_where = 'it exists and can be set'
 
-    def __init__(self, attributes, apply=True, persist=True, tmpfiles_file=None, root='/', backup=False,
-                 fail_on_shadowed=True, check_mode=False, system_name=None):
-        self.raw_attributes = attributes
-        self.apply_live = apply
-        self.persist = persist
-        self.file = tmpfiles_file or DEFAULT_TMPFILES_FILE
-        self.root = validate.check_root(root)
-        self.backup = backup
-        self.fail_on_shadowed = fail_on_shadowed
-        self.check_mode = check_mode
-        self.supported = platforms.pick({platforms.LINUX: True, 'default': False}, system_name)
+    def __init__(self, options, context):
+        self.raw_attributes = options.attributes
+        self.apply_live = options.apply
+        self.persist = options.persist
+        self.file = options.tmpfiles_file or DEFAULT_TMPFILES_FILE
+        self.root = validate.check_root(options.root)
+        self.backup = options.backup
+        self.fail_on_shadowed = options.fail_on_shadowed
+        self.check_mode = context.check_mode
+        self.supported = platforms.pick({platforms.LINUX: True, 'default': False}, context.system_name)
         self.wanted = {}
         self.choices = {}
         # path -> why this kernel or container cannot have it (no such attribute, read-only /sys)

@@ -87,24 +87,23 @@ class BlockQueue(LivePlusFile, Plan):
     source = 'task option: block_queue.devices'
     reread_before_write = True
 
-    def __init__(self, devices, apply=True, persist=True, file=None, root='/', allow_empty=False,
-                 reload=True, trigger=False, backup=False, check_mode=False, system_name=None,
-                 runner=None, bin_path=None, writer=None, comparisons=None):
-        self.raw_devices = devices
+    def __init__(self, options, context, writer=None):
+        """``writer(path, value)``: writes one sysfs attribute (a test gives a fake kernel's)."""
+        self.raw_devices = options.devices
         # {attribute: minimum | maximum | exact}: how a numeric attribute's value is met
-        self.comparisons = comparisons or {}
-        self.apply_live = apply
-        self.persist = persist
-        self.file = file or DEFAULT_FILE
-        self.root = validate.check_root(root)
-        self.allow_empty = allow_empty
-        self.reload = reload
-        self.trigger = trigger
-        self.backup = backup
-        self.check_mode = check_mode
-        self.system_name = system_name or platforms.system()
-        self.runner = runner
-        self.bin_path = bin_path or (lambda name: None)
+        self.comparisons = options.comparisons or {}
+        self.apply_live = options.apply
+        self.persist = options.persist
+        self.file = options.file or DEFAULT_FILE
+        self.root = validate.check_root(options.root)
+        self.allow_empty = options.allow_empty
+        self.reload = options.reload
+        self.trigger = options.trigger
+        self.backup = options.backup
+        self.check_mode = context.check_mode
+        self.system_name = context.system_name or platforms.system()
+        self.runner = context.runner
+        self.bin_path = context.bin_path
         self.writer = writer or sysfs.write_value
         self.entries = []
         self.backup_file = None

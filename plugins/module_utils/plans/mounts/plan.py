@@ -68,6 +68,19 @@ class Mount(object):
         self.remount_skipped = None
 
 
+# live_root's default: / for the root /, else None (no live state)
+FROM_ROOT = object()
+
+
+def mount_list(options):
+    """The mounts of a call: ``mounts``, or the one mount ``path``, ``present`` and ``absent`` name."""
+    if options.mounts is not None:
+        if options.present or options.absent:
+            raise InputError('present and absent go inside each item of mounts, not beside it')
+        return options.mounts
+    return [dict(path=options.path, present=options.present, absent=options.absent)]
+
+
 class MountOptions(Plan):
     """One run of the mount_options module: validate, plan, write, remount, report.
 
@@ -78,9 +91,11 @@ class MountOptions(Plan):
     write is followed by ``systemctl daemon-reload``.  LivePlusFile writes live values one by one
     and then the file from what the system took.
 
-    ``mounts``: a list of {path, present, absent}.  ``live_root``: where /proc (Linux) or
-    /etc/mnttab (SunOS) are read from; None when the live state is not managed (a ``root``
-    other than ``/``: remounting would act on the running host, not on the image).
+    ``options``: the kind's options object (state/registry.py): ``mounts``, a list of {path,
+    present, absent}, or ``path``, ``present`` and ``absent`` for one mount.  ``live_root``: where
+    /proc (Linux) or /etc/mnttab (SunOS) are read from; None when the live state is not managed
+    (the default for a ``root`` other than ``/``: remounting would act on the running host, not
+    on the image; a test gives its tree).
     ``runner(argv)`` returns (rc, stdout, stderr).  ``systemd_running``: whether to run
     ``systemctl daemon-reload`` after the file is written (systemd makes its mount units
     from fstab; until a reload they keep the old options); default: the live host is
@@ -98,23 +113,24 @@ class MountOptions(Plan):
         lines = set('%s on %s (%s)' % (s.name, s.target, s.detail) for s in failed)
         return 'remount refused: %s' % ', '.join(sorted(lines))
 
-    def __init__(self, mounts, remount=True, file=None, root='/', backup=False, check_mode=False,
-                 system_name=None, runner=None, live_root='/', mount_command='mount', systemd_running=None):
+    def __init__(self, options, context, live_root=FROM_ROOT, systemd_running=None):
         try:
-            self.platform = platforms.pick(PLATFORMS, system_name)()
+            self.platform = platforms.pick(PLATFORMS, context.system_name)()
         except platforms.UnsupportedPlatform as exc:
             raise InputError(str(exc))
-        self.raw_mounts = mounts
-        self.remount = remount
-        self.file = file or self.platform.default_file
-        self.root = validate.check_root(root)
-        self.backup = backup
-        self.check_mode = check_mode
-        self.runner = runner
+        self.raw_mounts = mount_list(options)
+        self.remount = options.remount
+        self.file = options.fstab or self.platform.default_file
+        self.root = validate.check_root(options.root)
+        self.backup = options.backup
+        self.check_mode = context.check_mode
+        self.runner = context.runner
+        if live_root is FROM_ROOT:
+            live_root = '/' if os.path.realpath(self.root) == '/' else None
         self.live_root = live_root
-        self.mount_command = mount_command
+        self.mount_command = context.bin_path('mount', required=live_root is not None) or 'mount'
         if systemd_running is None:
-            systemd_running = (live_root == '/' and runner is not None and self.platform.name == platforms.LINUX
+            systemd_running = (live_root == '/' and self.runner is not None and self.platform.name == platforms.LINUX
                                and systemd.systemd_running('/'))
         self.systemd_running = systemd_running
         self.backup_file = None

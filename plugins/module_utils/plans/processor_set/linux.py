@@ -45,13 +45,13 @@ class LinuxProcessorSet(Plan):
     the topology, the records and the backup file.
     """
 
-    def __init__(self, args, check_mode=False, runner=None, proc='/proc', cgroup_mounts=None):
-        self.args = args
+    def __init__(self, options, context, proc='/proc', cgroup_mounts=None):
+        self.args = args = options._asdict()
         self.name = args.get('name')
         self.state = args.get('state') or 'present'
         self.root = '/' if args.get('root') is None else args['root']
-        self.check_mode = check_mode
-        self.runner = runner
+        self.check_mode = context.check_mode
+        self.runner = context.runner
         self.live = self.root == '/'
         self.procs = ProcTable(proc)
         self.cgroup_mounts = cgroup_mounts

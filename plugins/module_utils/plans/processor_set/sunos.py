@@ -76,14 +76,14 @@ class SunOSProcessorSet(Plan):
     'bound' (the pids it bound) and 'after' (read back; ``before`` when none was bound).
     """
 
-    def __init__(self, args, check_mode=False, runner=None, **kwargs):
-        self.args = args
+    def __init__(self, options, context):
+        self.args = args = options._asdict()
         self.name = args.get('name')
         self.state = args.get('state') or 'present'
         self.root = '/' if args.get('root') is None else args['root']
         self.persist = args.get('persist', True) is not False
-        self.check_mode = check_mode
-        self.runner = runner
+        self.check_mode = context.check_mode
+        self.runner = context.runner
         self.pool = POOL_PREFIX + str(self.name)
         self.pools = ResourcePool(self)
         self.cpus = []

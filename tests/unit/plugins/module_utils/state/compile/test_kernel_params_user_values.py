@@ -17,6 +17,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.sizing import profil
 from ansible_collections.dbhost.tuning.plugins.module_utils.sizing import shm as sizing
 from ansible_collections.dbhost.tuning.plugins.module_utils.state import desired
 from ansible_collections.dbhost.tuning.plugins.module_utils.state.host_state import HostState
+from ansible_collections.dbhost.tuning.plugins.module_utils.state import registry
 from ansible_collections.dbhost.tuning.tests.unit.helpers import digest, put, read
 from ansible_collections.dbhost.tuning.tests.unit.helpers import sizing_defaults, with_defaults
 
@@ -49,8 +50,8 @@ def fake_host(tmp_path, live):
 
 def run_role(root, settings, check_mode=False, **variables):
     variables.update(kernel_params_profile='none', kernel_params_settings=settings, kernel_params_root=root)
-    host = HostState(['kernel_params'], with_defaults({'kernel_params': variables}), check_mode=check_mode,
-                     facts_reader=lambda r, subsets: dict(FACTS))
+    host = HostState(['kernel_params'], with_defaults({'kernel_params': variables}),
+                     registry.Context(check_mode=check_mode), facts_reader=lambda r, subsets: dict(FACTS))
     result = host.run()
     return dict((s['name'], s) for s in host.output(result)['settings']), host.output(result)
 

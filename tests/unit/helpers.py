@@ -233,6 +233,16 @@ def sizing_defaults():
     return dict(sizes.role_defaults())
 
 
+def shm_sized(engine, ram_bytes, page_size, shared_memory, **options):
+    """sizing/shm.py shm_settings() of one database on one machine, with the shared_memory role's shares
+    (sizing_defaults) where not given, as the role and the filter pass them; ``system``,
+    ``supported_hugepage_sizes`` and ``current`` among ``options`` describe the machine, the rest the request."""
+    from ansible_collections.dbhost.tuning.plugins.module_utils.sizing import shm
+    machine = dict((name, options.pop(name)) for name in shm.ShmMachine._fields[2:] if name in options)
+    wanted = shm.request(engine, shared_memory, **dict(sizing_defaults(), **options))
+    return shm.shm_settings(shm.ShmMachine(ram_bytes, page_size, **machine), wanted)
+
+
 def as_postgres(argv):
     """``argv`` run as the postgres user when this runs as root (initdb and the server refuse root)."""
     return ['runuser', '-u', 'postgres', '--'] + argv if os.geteuid() == 0 else argv

@@ -98,7 +98,7 @@ class HugePages(Plan):
         self.root = validate.check_root(options.root)
         self.backup = options.backup
         self.fail_on_shadowed = options.fail_on_shadowed
-        self.check_mode = context.check_mode
+        self.gate = context.gate
         self.supported = platforms.pick({platforms.LINUX: True, 'default': False}, context.system_name)
         # the live pools' reader and writer (a test gives a fake kernel)
         self.kernel = kernel or Kernel(self.root)
@@ -367,7 +367,7 @@ class HugePages(Plan):
             after_value, after_file = done['resolve_after'](pool)
             if self.persist and after_file and not after_file.startswith('the kernel command line'):
                 self._cmdline_notes(persisted['cmdline'], pool, after_value, details)
-            status = decide_status(live_ok, persisted_ok, self.check_mode, shadowed=shadowed)
+            status = self.gate.status(live_ok, persisted_ok, shadowed=shadowed)
             return Setting(pool.name, target, pool.count, live_now, persisted_now, status,
                            '; '.join(d for d in details if d), comparison=self.comparison)
         return Setting(pool.name, target, pool.count, live_now, persisted_now, FAILED, '; '.join(details),

@@ -104,7 +104,7 @@ class KernelCmdline(Plan):
         self.root = validate.check_root(options.root)
         self.backup = options.backup
         self.fail_on_shadowed = options.fail_on_shadowed
-        self.check_mode = context.check_mode
+        self.gate = context.gate
         self.supported = platforms.pick({platforms.LINUX: True, 'default': False}, context.system_name)
         self.runner = context.runner
         self.bin_path = context.bin_path
@@ -332,7 +332,7 @@ class KernelCmdline(Plan):
     def _notes(self, persisted, done, changed, stale):
         notes = []
         if changed:
-            notes.append(did(self.check_mode, 'write %s' % persisted['file']))
+            notes.append(self.gate.did('write %s' % persisted['file']))
         if changed or stale:
             notes.append(done['bootloader'])
         return notes
@@ -372,7 +372,7 @@ class KernelCmdline(Plan):
             self.shadowed.append((spelled, winner))
         elif persisted_ok and winner not in (None, persisted['file']):
             details.append('persisted by %s' % winner)
-        status = decide_status(live_ok, persisted_ok, self.check_mode, live_needs=PENDING_REBOOT, shadowed=shadowed)
+        status = self.gate.status(live_ok, persisted_ok, live_needs=PENDING_REBOOT, shadowed=shadowed)
         if status == PENDING_REBOOT:
             details.append('the running kernel has %s until the next reboot' % (
                 _word(*live['words'][name]) if name in live['words'] else 'no %s' % spelled))
@@ -395,11 +395,11 @@ class KernelCmdline(Plan):
         stale = name in persisted['stale']
         if stale:
             details.append(self._stale_note(name, persisted, done))
-        status = decide_status(live_ok, not removed and not stale, self.check_mode, live_needs=PENDING_REBOOT)
+        status = self.gate.status(live_ok, not removed and not stale, live_needs=PENDING_REBOOT)
         if status == PENDING_REBOOT:
             details.append('the running kernel has %s until the next reboot' % _word(*live['words'][name]))
         persisted_now = persisted['resolve'].get(name, (None, None))[0] if self.check_mode else after
-        notes = [did(self.check_mode, 'remove it from %s' % persisted['file'])] if removed else []
+        notes = [self.gate.did('remove it from %s' % persisted['file'])] if removed else []
         notes += [done['bootloader']] if removed or stale else []
         return Setting(spelled, persisted['file'], None, shown(live['words'].get(name)), shown(persisted_now), status,
                        '; '.join(notes + details))

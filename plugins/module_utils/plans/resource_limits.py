@@ -96,7 +96,7 @@ class ResourceLimits(Plan):
         self.root = validate.check_root(options.root)
         self.backup = options.backup
         self.fail_on_shadowed = options.fail_on_shadowed
-        self.check_mode = context.check_mode
+        self.gate = context.gate
         self.parts = platforms.pick(_PLATFORM_PARTS, context.system_name)
         self.runner = runner = context.runner
         if systemd_running is None:
@@ -384,7 +384,7 @@ class ResourceLimits(Plan):
         persisted_now = now.pair
         details = []
         if written is not None:
-            details.append('%s (%s=%s)' % (did(self.check_mode, 'write %s' % shown_path), name, written))
+            details.append('%s (%s=%s)' % (self.gate.did('write %s' % shown_path), name, written))
         elif now.path != shown_path and self._pair_meets(now.pair, want):
             details.append('met by %s' % now.describe(name))
         if done.reload_error:
@@ -434,7 +434,7 @@ class ResourceLimits(Plan):
             live_ok = self._pair_meets(live, want)
             details.append('live: what systemd gives the service when it starts (%s, not running)'
                            % shown.get('ActiveState', 'unknown'))
-        status = decide_status(live_ok, persisted_ok, self.check_mode, live_needs=live_needs, shadowed=shadowed)
+        status = self.gate.status(live_ok, persisted_ok, live_needs=live_needs, shadowed=shadowed)
         return Setting(record_name, shown_path, limits.show_pair(want), limits.show_pair(live),
                        limits.show_pair(persisted_now), status, '; '.join(details), comparison=self.comparison)
 

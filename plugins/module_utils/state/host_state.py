@@ -103,7 +103,7 @@ class HostState(Plan):
         self.inputs = inputs
         self.roles = list(roles) if roles else default_roles(inputs)
         self.ctx = context = context or Context()
-        self.check_mode = context.check_mode
+        self.gate = context.gate
         self.facts_reader = facts_reader or (lambda root, subsets: host_facts.gather(root, subsets,
                                                                                     runner=context.runner))
         self.state = None

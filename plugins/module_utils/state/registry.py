@@ -47,6 +47,7 @@ from ansible.module_utils.common.validation import (
     check_mutually_exclusive, check_required_by, check_required_if, check_required_one_of, check_required_together)
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.gate import Gate
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.options import shared_options
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import run_plan
 
@@ -54,11 +55,13 @@ PREFIX = 'ansible_collections.dbhost.tuning.plugins.module_utils.'
 
 
 class Context(object):
-    """What a plan needs beside its options: check mode, the ways to run commands (a database
-    client's in ``db_runner``) and the platform (None: this host's, engine/platforms.py)."""
+    """What a plan needs beside its options: check mode and its gate (engine/gate.py: the one place
+    that decides whether the run writes), the ways to run commands (a database client's in
+    ``db_runner``) and the platform (None: this host's, engine/platforms.py)."""
 
     def __init__(self, check_mode=False, runner=None, bin_path=None, db_runner=None, system_name=None):
         self.check_mode = check_mode
+        self.gate = Gate(check_mode)
         self.runner = runner
         self.bin_path = bin_path or (lambda name, required=False: None)
         self.db_runner = db_runner or runner

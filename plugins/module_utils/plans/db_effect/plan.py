@@ -84,7 +84,7 @@ class DbEffect(Plan):
         self.direct_io_paths = list(options.direct_io_paths or [])
         self.changed_by = list(options.changed_by or [])
         self.root = options.root
-        self.check_mode = context.check_mode
+        self.gate = context.gate
         self.runner = context.runner
 
     def validate(self):

@@ -80,7 +80,7 @@ class DbParameter(Plan):
         self.login_port = options.login_port
         self.login_db = options.login_db
         self.fail_on_shadowed = options.fail_on_shadowed
-        self.check_mode = context.check_mode
+        self.gate = context.gate
         # a database client runs as its module would (engine/... db_runner: in /, with an environment)
         self.runner = context.db_runner
         self.which = context.bin_path

@@ -123,7 +123,7 @@ class MountOptions(Plan):
         self.file = options.fstab or self.platform.default_file
         self.root = validate.check_root(options.root)
         self.backup = options.backup
-        self.check_mode = context.check_mode
+        self.gate = context.gate
         self.runner = context.runner
         if live_root is FROM_ROOT:
             live_root = '/' if os.path.realpath(self.root) == '/' else None
@@ -445,7 +445,7 @@ class MountOptions(Plan):
         if not persisted_ok:
             details.insert(0, '%s %s line %d' % ('would edit' if self.check_mode else 'edited', self.file,
                                                  mount.entry.lineno))
-        status = decide_status(live_ok, persisted_ok, self.check_mode, live_needs=needs)
+        status = self.gate.status(live_ok, persisted_ok, live_needs=needs)
         if status == OK and not details:
             details.append('in effect and in %s' % self.file)
         if status == CHANGED and not details:

@@ -50,7 +50,7 @@ class LinuxProcessorSet(Plan):
         self.name = args.get('name')
         self.state = args.get('state') or 'present'
         self.root = '/' if args.get('root') is None else args['root']
-        self.check_mode = context.check_mode
+        self.gate = context.gate
         self.runner = context.runner
         self.live = self.root == '/'
         self.procs = ProcTable(proc)

@@ -39,7 +39,7 @@ class ProcessorSet(Plan):
                                       platforms.SUNOS: SunOSProcessorSet}, context.system_name)
         except platforms.UnsupportedPlatform as exc:
             raise InputError(str(exc))
-        self.check_mode = context.check_mode
+        self.gate = context.gate
         self.impl = factory(options, context, **seams)
 
     def validate(self):

@@ -82,7 +82,7 @@ class SunOSProcessorSet(Plan):
         self.state = args.get('state') or 'present'
         self.root = '/' if args.get('root') is None else args['root']
         self.persist = args.get('persist', True) is not False
-        self.check_mode = context.check_mode
+        self.gate = context.gate
         self.runner = context.runner
         self.pool = POOL_PREFIX + str(self.name)
         self.pools = ResourcePool(self)

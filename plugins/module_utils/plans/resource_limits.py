@@ -29,7 +29,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.engine import valida
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import sysfs
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import FileChange
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import (
-    FAILED, PENDING_RESTART, UNSUPPORTED, Setting, decide_status, did)
+    FAILED, PENDING_RESTART, UNSUPPORTED, Setting)
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import InputError  # noqa: F401 (re-exported)
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.base import Plan
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans import project_limits
@@ -249,7 +249,7 @@ class ResourceLimits(Plan):
         return self.source
 
     def _apply_change(self, change, module, done):
-        backup_file = change.commit(module, backup_file=self.backup, check_mode=self.check_mode)
+        backup_file = self.gate.commit(change, module, self.backup)
         if backup_file:
             done['backup_files'].append(backup_file)
 
@@ -257,7 +257,7 @@ class ResourceLimits(Plan):
     def _session(self):
         if self.session is None:
             self.session = SessionLimits(self.root, self.limits_file, self.desired_limits, self.comparison,
-                                         self.check_mode)
+                                         self.gate)
         return self.session
 
     def _apply_limits(self, before, module, done):
@@ -329,18 +329,22 @@ class ResourceLimits(Plan):
             after = systemd.render(carried, {'Service': changes}, header=DROPIN_HEADER)
         change = dropin.change(before, after)
         service = ServiceDone(dropin, change, changes, shown_before, live['show_error'])
-        if not self.check_mode:
-            reload = self.systemd_running and shown_before is not None and (
-                change.needed or shown_before.get('NeedDaemonReload') == 'yes')
-            applied = dropin.apply(change, module, backup=self.backup, reload=reload,
-                                   properties=self._show_properties())
-            if applied.backup_file:
-                done['backup_files'].append(applied.backup_file)
-            service.reload_error = applied.reload_error
-            if applied.reloaded:
-                service.reloaded, service.show, service.show_error = True, applied.shown, applied.show_error
+        self.gate.write(self._write_dropin, service, module, done)
         service.running = self._running_limits(service.show)
         return service
+
+    def _write_dropin(self, service, module, done):
+        """Write our drop-in, reload systemd when it changed (or asks for a reload), note what it shows after."""
+        shown_before = service.show
+        reload = self.systemd_running and shown_before is not None and (
+            service.change.needed or shown_before.get('NeedDaemonReload') == 'yes')
+        applied = service.dropin.apply(service.change, module, backup=self.backup, reload=reload,
+                                       properties=self._show_properties())
+        if applied.backup_file:
+            done['backup_files'].append(applied.backup_file)
+        service.reload_error = applied.reload_error
+        if applied.reloaded:
+            service.reloaded, service.show, service.show_error = True, applied.shown, applied.show_error
 
     def _render_service(self, result, live, done):
         if done is None:
@@ -380,7 +384,7 @@ class ResourceLimits(Plan):
         record_name = '%s %s' % (self.unit, name)
         shown_path, written, shown_before = done.dropin.path, done.changes.get(name), live['show']
         running, show_error = done.running, done.show_error
-        now = before if self.check_mode else after
+        now = self.gate.now(before, after)
         persisted_now = now.pair
         details = []
         if written is not None:
@@ -401,7 +405,7 @@ class ResourceLimits(Plan):
         live = None
         live_ok = None
         live_needs = None
-        shown = shown_before if self.check_mode else done.show
+        shown = self.gate.now(shown_before, done.show)
         note = self._loaded_note(name, shown, now)
         if note:
             details.append(note)
@@ -462,6 +466,6 @@ class ResourceLimits(Plan):
         change.report(result)
         for wanted, current, new in plans:
             records = project_limits.project_records(wanted, current, new, wanted['name'] in changes,
-                                                     self.check_mode, self.comparison)
+                                                     self.gate, self.comparison)
             for record in records:
                 result.add(record)

@@ -187,7 +187,7 @@ class LinuxProcessorSet(Plan):
                 'Linux does not keep other processes off CPUs %s at run time: checked that CPUs %s stay for the '
                 'rest of the system; use isolcpus= or systemd CPUAffinity= in system.conf to fence them'
                 % (numa.render_cpu_list(self.cpus), numa.render_cpu_list(check_exclusive(self.cpus, self.topology)))))
-        isolated = isolation_record(self.name, self.cpus, self.root, self.check_mode) if self.state == 'present' else None
+        isolated = isolation_record(self.name, self.cpus, self.root, self.gate) if self.state == 'present' else None
         if isolated:
             result.add(isolated)
         backup_file = done['service'] and done['service']['backup_file']

@@ -18,7 +18,8 @@ words them.
 
 LivePlusFile is the one write flow of the kinds whose values live in kernel pseudo-files and
 persist in one file of ours (kernel_params, sysfs_attr, block_queue): a mixin that gives them
-apply() over a few hooks of their own.  hugepages and mount_options keep their own apply():
+apply() over a few hooks of their own.  Whether a run writes is not a plan's to decide: each
+hands its writes to its Context's gate (engine/gate.py ``self.gate``), shut in check mode.  hugepages and mount_options keep their own apply():
 their class docstrings say how their flows differ.
 """
 
@@ -50,6 +51,7 @@ class Plan(object):
 
     @check_mode.setter
     def check_mode(self, value):
+        # a plan made without a Context (Revert, from host_state) sets its check mode: its gate
         self.gate = Gate(value)
 
     def run(self, module=None):

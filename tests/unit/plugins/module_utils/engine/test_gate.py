@@ -30,6 +30,8 @@ def test_a_shut_gate_runs_no_write_and_an_open_one_runs_it():
     assert Gate(True).write(calls.append, 'x') is None and calls == []
     assert Gate(False).write(lambda value: calls.append(value) or 'done', 'y') == 'done' and calls == ['y']
     assert Gate(True).open is False and Gate(False).open is True
+    # a plan made without a Context (Plan.gate) writes
+    assert Gate().open is True and Gate().write(len, 'ab') == 2
 
 
 def test_a_shut_gate_commits_no_file_and_refuses_nothing(tmp_path):
@@ -40,8 +42,13 @@ def test_a_shut_gate_commits_no_file_and_refuses_nothing(tmp_path):
     assert Gate(True).commit(change) is None
     assert digest(str(tmp_path)) == before and not target.exists()
     Gate(False).check(change)
-    Gate(False).commit(change)
+    assert Gate(False).commit(change) is None   # no backup unless asked
     assert target.read_text() == 'a = 1\n'
+    again = FileChange(str(target), 'a = 1\n', 'a = 2\n', root=str(tmp_path))
+    assert Gate(False).commit(again) is None
+    assert os.listdir(str(target.parent)) == ['ours.conf'] and target.read_text() == 'a = 2\n'
+    backup = Gate(False).commit(FileChange(str(target), 'a = 2\n', 'a = 3\n', root=str(tmp_path)), backup=True)
+    assert backup and open(backup).read() == 'a = 2\n'
 
 
 def test_the_gate_words_and_decides_as_the_result_does():

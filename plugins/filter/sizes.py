@@ -73,7 +73,9 @@ def shm_settings(facts, engine, shared_memory, **options):
     for option, default in role_defaults().items():
         if options.get(option) is None:
             options[option] = default
-    return sizing.shm_settings_from_facts(facts, engine, shared_memory, **options)
+    # the machine's own figures, where given, stand for what the facts say
+    machine = dict((name, options.pop(name)) for name in ('ram_bytes', 'page_size', 'system') if name in options)
+    return sizing.shm_settings_from_facts(facts, sizing.request(engine, shared_memory, **options), **machine)
 
 
 def kernel_profile(name, system='Linux'):

@@ -80,6 +80,21 @@ def digest(root, skip=()):
     return sha.hexdigest()
 
 
+def make_plan(kind, values, context=None, **seams):
+    """The plan of ``kind`` made as its module makes it (state/registry.py: the options with the spec's
+    defaults, the kind's constraints checked) in ``context`` (a registry.Context; default: not in
+    check mode, no runner, this host's platform), with a test's doubles (``seams``) as the plan names them."""
+    from ansible_collections.dbhost.tuning.plugins.module_utils.state import registry
+    return registry.plan(kind, values, context or registry.Context(), **seams)
+
+
+def db_parameter_plan(engine, params, context=None, **options):
+    """db_parameter's plan (make_plan) of ``engine`` and ``params``; ``euid``, ``find_server`` and
+    ``base_page`` among ``options`` are a test's doubles (plans/db_parameter/plan.py), the rest options."""
+    seams = dict((name, options.pop(name)) for name in ('euid', 'find_server', 'base_page') if name in options)
+    return make_plan('db_parameter', dict(options, engine=engine, params=params), context, **seams)
+
+
 def records(result):
     """The records of a result by name: a module's JSON result (dicts) or a plan's ``Result`` (``Setting``s)."""
     if isinstance(result, dict):
@@ -216,6 +231,16 @@ def sizing_defaults():
     role's defaults give them (the shm_settings filter's own fill-in)."""
     from ansible_collections.dbhost.tuning.plugins.filter import sizes
     return dict(sizes.role_defaults())
+
+
+def shm_sized(engine, ram_bytes, page_size, shared_memory, **options):
+    """sizing/shm.py shm_settings() of one database on one machine, with the shared_memory role's shares
+    (sizing_defaults) where not given, as the role and the filter pass them; ``system``,
+    ``supported_hugepage_sizes`` and ``current`` among ``options`` describe the machine, the rest the request."""
+    from ansible_collections.dbhost.tuning.plugins.module_utils.sizing import shm
+    machine = dict((name, options.pop(name)) for name in shm.ShmMachine._fields[2:] if name in options)
+    wanted = shm.request(engine, shared_memory, **dict(sizing_defaults(), **options))
+    return shm.shm_settings(shm.ShmMachine(ram_bytes, page_size, **machine), wanted)
 
 
 def as_postgres(argv):

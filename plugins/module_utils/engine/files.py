@@ -471,23 +471,23 @@ class FileChange(object):
             return []
         return remove_stale_temps(target)
 
-    def commit(self, module=None, backup_file=False, check_mode=False):
-        """What a plan's apply() does with its file: nothing in check mode; otherwise remove
-        the temporary files killed writes left, then apply() when needed.  The backup's name, or None.
+    def commit(self, module=None, backup_file=False):
+        """What a plan's apply() does with its file, through its gate (engine/gate.py: never in check
+        mode): remove the temporary files killed writes left, then apply() when needed.  The
+        backup's name, or None.
 
         A run that was killed while writing this file left its temporary file beside it:
         the next run that plans the file (not in check mode, which changes nothing)
         removes it, as remove_stale_temps() says.
         """
-        if check_mode:
-            return None
         self.tidy()
         return self.apply(module, backup_file=backup_file)
 
-    def check(self, check_mode=False):
+    def check(self):
         """Before live values are written: refuse (HostError, naming the file) a change that
-        could not be written (check_writable()).  Nothing in check mode or when not needed."""
-        if check_mode or not self.needed:
+        could not be written (check_writable()).  Nothing when not needed (nor, through the
+        gate, in check mode)."""
+        if not self.needed:
             return
         check_writable(self.path, self.after or '', root=self.root)
 

@@ -37,7 +37,8 @@ STATUSES = (OK, CHANGED, DRIFT, PENDING_RESTART, PENDING_REBOOT, SHADOWED, UNSUP
 CLEAN_STATUSES = (OK, UNSUPPORTED)
 
 # The past tense of the verbs a record uses for what a run did to a file or a value.
-_PAST = {'write': 'wrote', 'remove': 'removed', 'enable': 'enabled', 'create': 'created'}
+_PAST = {'write': 'wrote', 'remove': 'removed', 'enable': 'enabled', 'create': 'created', 'persist': 'persisted',
+         'edit': 'edited', 'run': 'ran'}
 
 
 def did(check_mode, phrase):

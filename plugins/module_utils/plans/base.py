@@ -18,7 +18,8 @@ words them.
 
 LivePlusFile is the one write flow of the kinds whose values live in kernel pseudo-files and
 persist in one file of ours (kernel_params, sysfs_attr, block_queue): a mixin that gives them
-apply() over a few hooks of their own.  hugepages and mount_options keep their own apply():
+apply() over a few hooks of their own.  Whether a run writes is not a plan's to decide: each
+hands its writes to its Context's gate (engine/gate.py ``self.gate``), shut in check mode.  hugepages and mount_options keep their own apply():
 their class docstrings say how their flows differ.
 """
 
@@ -33,13 +34,25 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.engine import baseli
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import journal
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import sysfs
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import FileChange
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import SHADOWED, Result, did
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.gate import Gate
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import SHADOWED, Result
 
 
 class Plan(object):
     """Base of every kind's plan: run() over the hooks, and the failure message derived from the records."""
 
-    check_mode = False
+    # whether the run writes (engine/gate.py); a plan keeps its Context's
+    gate = Gate()
+
+    @property
+    def check_mode(self):
+        """The gate's check mode, for what a plan passes on to a step that words or decides by it."""
+        return self.gate.check_mode
+
+    @check_mode.setter
+    def check_mode(self, value):
+        # a plan made without a Context (Revert, from host_state) sets its check mode: its gate
+        self.gate = Gate(value)
 
     def run(self, module=None):
         """Check or apply this plan: the hooks in their fixed order (see the module docstring)."""
@@ -52,7 +65,7 @@ class Plan(object):
         done = self.apply(desired, live, persisted, module)
         # What apply() changed stays: a failure in a later plan does not take it back.
         journal.settle()
-        result = Result(self.check_mode)
+        result = Result(self.gate.check_mode)
         self.render(result, desired, live, persisted, done)
         self.explain(result)
         return result
@@ -175,7 +188,6 @@ class LivePlusFile(object):
     ``backup_file``, with the options ``apply_live``, ``persist``, ``backup``, ``file``.
     """
 
-    check_mode = False
     apply_live = True
     persist = True
     backup = False
@@ -268,13 +280,11 @@ class LivePlusFile(object):
             return None
         done = Outcome(live, *self.plan_writes(desired, live, persisted))
         # A file that cannot be written fails the run before a live value changes.
-        self.file_change(desired, persisted, done).check(self.check_mode)
-        if not self.check_mode:
-            self.write_live(desired, done)
+        self.gate.check(self.file_change(desired, persisted, done))
+        self.gate.write(self.write_live, desired, done)
         # what the system refused is not persisted either
         done.change = self.file_change(desired, persisted, done)
-        done.backup_file = self.backup_file = done.change.commit(module, backup_file=self.backup,
-                                                                 check_mode=self.check_mode)
+        done.backup_file = self.backup_file = self.gate.commit(done.change, module, self.backup)
         self.applied(desired, persisted, done)
         return done
 
@@ -321,7 +331,7 @@ class LivePlusFile(object):
         if not self.persist:
             fate = 'not persisted (%s)' % self.persist_off
         elif written:
-            fate = '%s for a boot where %s' % (did(self.check_mode, 'write it to %s' % self.file), self.boot_where)
+            fate = '%s for a boot where %s' % (self.gate.did('write it to %s' % self.file), self.boot_where)
         else:
             fate = persisted_by
         return [why, 'not set live'] + ([fate] if fate else [])

@@ -35,7 +35,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platfo
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import FileChange, read_text, rooted
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import (
-    FAILED, UNSUPPORTED, Setting, decide_status)
+    FAILED, UNSUPPORTED, Setting)
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import InputError  # noqa: F401 (re-exported)
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import cmdline
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import sysctl
@@ -81,26 +81,26 @@ class HugePages(Plan):
     def extra_problems(self, result):
         return [self.short_text()] if self.short and self.on_short == 'fail' else []
 
-    def __init__(self, pages, on_short='fail', compact=True, apply=True, persist=True,
-                 sysctl_file=None, tmpfiles_file=None, root='/', backup=False, fail_on_shadowed=True,
-                 check_mode=False, system_name=None, kernel=None, comparison='exact'):
+    def __init__(self, options, context, kernel=None):
+        comparison = options.comparison
         if comparison not in (compare.EXACT, compare.MINIMUM):
             raise InputError('comparison: %r is not one of exact, minimum' % (comparison,))
         # exact: the pool is exactly the count (a larger pool is shrunk); minimum: at least
         # the count (Oracle, PostgreSQL and MySQL size the pool they need: a larger one is kept).
         self.comparison = comparison
-        self.raw_pages = pages
-        self.on_short = on_short
-        self.compact = compact
-        self.apply_live = apply
-        self.persist = persist
-        self.sysctl_file = sysctl_file or DEFAULT_SYSCTL_FILE
-        self.tmpfiles_file = tmpfiles_file or DEFAULT_TMPFILES_FILE
-        self.root = validate.check_root(root)
-        self.backup = backup
-        self.fail_on_shadowed = fail_on_shadowed
-        self.check_mode = check_mode
-        self.supported = platforms.pick({platforms.LINUX: True, 'default': False}, system_name)
+        self.raw_pages = options.pages
+        self.on_short = options.on_short
+        self.compact = options.compact
+        self.apply_live = options.apply
+        self.persist = options.persist
+        self.sysctl_file = options.sysctl_file or DEFAULT_SYSCTL_FILE
+        self.tmpfiles_file = options.tmpfiles_file or DEFAULT_TMPFILES_FILE
+        self.root = validate.check_root(options.root)
+        self.backup = options.backup
+        self.fail_on_shadowed = options.fail_on_shadowed
+        self.gate = context.gate
+        self.supported = platforms.pick({platforms.LINUX: True, 'default': False}, context.system_name)
+        # the live pools' reader and writer (a test gives a fake kernel)
         self.kernel = kernel or Kernel(self.root)
         self.live_available = os.path.isdir(rooted(self.root, GLOBAL_POOLS))
         self.pools = []
@@ -276,15 +276,18 @@ class HugePages(Plan):
         """(counts after, {pool name: (refusal, compacted)}) for the pools written live."""
         live_after = dict(live)
         outcome = {}
-        if self.check_mode or not (self.apply_live and self.live_available):
-            return live_after, outcome
+        if self.apply_live and self.live_available:
+            self.gate.write(self._allocate_pools, desired, live, live_after, outcome)
+        return live_after, outcome
+
+    def _allocate_pools(self, desired, live, live_after, outcome):
+        """Write each pool that misses its count, noting in ``live_after`` and ``outcome`` what the kernel gave."""
         to_write = [pool for pool in desired if not pool.unsupported and not self._meets(live[pool.name], pool)]
         # Shrinking pools first frees memory for the ones that grow.
         for pool in sorted(to_write, key=lambda p: (live[p.name] or 0) < p.count):
             allocated, error, compacted = self._allocate(pool, live[pool.name])
             live_after[pool.name] = allocated
             outcome[pool.name] = (error, compacted)
-        return live_after, outcome
 
     def _sysctl_base(self, before):
         """The text our sysctl.d file starts from: ours, or, while ours does not exist, the file of
@@ -311,11 +314,11 @@ class HugePages(Plan):
                    for (shown, local), before, after in zip(persisted['files'], persisted['texts'], afters)]
         for change in changes:
             # A file that cannot be written fails the run before a pool changes.
-            change.check(self.check_mode)
+            self.gate.check(change)
         live_after, outcome = self._allocate_all(desired, live)
         file_changes = []
         for change in changes:
-            backup_file = change.commit(module, backup_file=self.backup, check_mode=self.check_mode)
+            backup_file = self.gate.commit(change, module, self.backup)
             if backup_file:
                 self.backup_files.append(backup_file)
             file_changes.append(change)
@@ -345,15 +348,15 @@ class HugePages(Plan):
     def _record(self, pool, live, persisted, done):
         target = self._target(pool)
         live_after = done['live_after'][pool.name]
-        live_now = live[pool.name] if self.check_mode else live_after
-        persisted_now = (persisted['resolve'] if self.check_mode else done['resolve_after'])(pool)[0]
+        live_now = live_after   # what the gate kept back leaves it as it was
+        persisted_now = self.gate.now(persisted['resolve'], done['resolve_after'])(pool)[0]
         if pool.unsupported:
             # Not on this host: nothing allocated, and no line that would name a pool it lacks.
             return Setting(pool.name, target, pool.count, live_now, persisted_now, UNSUPPORTED,
                            '%s; not set live; not persisted' % pool.unsupported, comparison=self.comparison)
         details = []
         if pool.by_sysctl and done['sysctl_changes'] or not pool.by_sysctl and pool.path in done['tmpfiles_changes']:
-            details.append('%s %s' % ('would persist it in' if self.check_mode else 'persisted it in', target))
+            details.append(self.gate.did('persist it in %s' % target))
         error, compacted = done['outcome'].get(pool.name, (None, False))
         if error:
             details.insert(0, 'the kernel refused %d pages: %s' % (pool.count, error))
@@ -367,7 +370,7 @@ class HugePages(Plan):
             after_value, after_file = done['resolve_after'](pool)
             if self.persist and after_file and not after_file.startswith('the kernel command line'):
                 self._cmdline_notes(persisted['cmdline'], pool, after_value, details)
-            status = decide_status(live_ok, persisted_ok, self.check_mode, shadowed=shadowed)
+            status = self.gate.status(live_ok, persisted_ok, shadowed=shadowed)
             return Setting(pool.name, target, pool.count, live_now, persisted_now, status,
                            '; '.join(d for d in details if d), comparison=self.comparison)
         return Setting(pool.name, target, pool.count, live_now, persisted_now, FAILED, '; '.join(details),
@@ -382,7 +385,7 @@ class HugePages(Plan):
             details.append('live value not managed (apply=false)')
             return None
         live_ok = self._meets(live[pool.name], pool)
-        if self.check_mode and not live_ok:
+        if self.gate.check_mode and not live_ok:   # nothing tried: say whether the memory has room
             details.append(room_hint(self.root, pool, live[pool.name]))
         return live_ok
 

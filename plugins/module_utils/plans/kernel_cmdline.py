@@ -32,7 +32,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.engine import valida
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import HostError, InputError
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import FileChange, PathError, read_text, rooted
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import (
-    PENDING_REBOOT, UNSUPPORTED, Setting, decide_status, did)
+    PENDING_REBOOT, UNSUPPORTED, Setting)
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import cmdline
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.base import Plan
 
@@ -97,19 +97,17 @@ class KernelCmdline(Plan):
     source = 'task option: kernel_cmdline.params'
     shadowed_label = 'shadowed at boot'
 
-    def __init__(self, params, state='present', update_bootloader=True, root='/', backup=False,
-                 fail_on_shadowed=True, check_mode=False, system_name=None, runner=None, bin_path=None,
-                 command_root=None):
-        self.raw_params = params
-        self.state = state
-        self.update_bootloader = update_bootloader
-        self.root = validate.check_root(root)
-        self.backup = backup
-        self.fail_on_shadowed = fail_on_shadowed
-        self.check_mode = check_mode
-        self.supported = platforms.pick({platforms.LINUX: True, 'default': False}, system_name)
-        self.runner = runner
-        self.bin_path = bin_path or (lambda name, required=False: None)
+    def __init__(self, options, context, command_root=None):
+        self.raw_params = options.params
+        self.state = options.state
+        self.update_bootloader = options.update_bootloader
+        self.root = validate.check_root(options.root)
+        self.backup = options.backup
+        self.fail_on_shadowed = options.fail_on_shadowed
+        self.gate = context.gate
+        self.supported = platforms.pick({platforms.LINUX: True, 'default': False}, context.system_name)
+        self.runner = context.runner
+        self.bin_path = context.bin_path
         # where the boot loader's commands act: the running system only (a test passes its tree)
         self.command_root = command_root or ('/' if os.path.realpath(self.root) == '/' else None)
         self.wanted = {}
@@ -257,21 +255,24 @@ class KernelCmdline(Plan):
             return None
         after = self._after(persisted, desired)
         change = FileChange(persisted['path'], persisted['text'], after, shown_path=persisted['file'])
-        self.backup_file = change.commit(module, backup_file=self.backup, check_mode=self.check_mode)
+        self.backup_file = self.gate.commit(change, module, self.backup)
         resolve_after = self._resolve(persisted['mode'], after, desired)
         done = {'change': change, 'resolve_after': resolve_after, 'ours_after': self._ours(persisted['mode'], after, desired),
                 'bootloader': None, 'warning': None, 'regenerated': False, 'stale_after': {}}
         stale = self._stale(resolve_after, persisted['generated'])
         if change.needed or stale:
             done['bootloader'], done['warning'], done['regenerated'] = self._regenerate(persisted, change.needed)
-        if stale and not self.check_mode:
-            # read back: what the boot loader's configuration holds now
-            done['stale_after'] = self._stale(resolve_after, self._generated(persisted['mode']))
-            if done['stale_after'] and done['regenerated']:
-                done['warning'] = '%s, but %s still differs from %s for %s: the next boot does not take them' % (
-                    done['bootloader'], persisted['generated'].source, persisted['file'],
-                    ', '.join(sorted(done['stale_after'])))
+        if stale:
+            self.gate.write(self._read_back, persisted, resolve_after, done)
         return done
+
+    def _read_back(self, persisted, resolve_after, done):
+        """What the boot loader's configuration holds once regenerated: a warning for what still differs."""
+        done['stale_after'] = self._stale(resolve_after, self._generated(persisted['mode']))
+        if done['stale_after'] and done['regenerated']:
+            done['warning'] = '%s, but %s still differs from %s for %s: the next boot does not take them' % (
+                done['bootloader'], persisted['generated'].source, persisted['file'],
+                ', '.join(sorted(done['stale_after'])))
 
     def _regenerate(self, persisted, wrote):
         """(what the records say of the boot loader, a warning or None, whether a command ran) after our file
@@ -284,17 +285,18 @@ class KernelCmdline(Plan):
         if persisted['mode'] == KERNEL:
             why = ('%s is read when a kernel is installed: the boot loader was not regenerated; run kernel-install add '
                    '<version> <kernel image> (or the tool this host boots with) before the next reboot' % cmdline.KERNEL_CMDLINE)
-            return why, (None if self.check_mode else why), False
+            return why, self.gate.now(None, why), False
         argv = self.grub_command()
         if argv is None:
             why = ('the boot loader was not regenerated: no update-grub, grub-mkconfig (with /boot/grub/grub.cfg) nor '
                    'grub2-mkconfig (with /boot/grub2/grub.cfg) found; run the one this host boots with before the '
                    'next reboot')
-            return why, (None if self.check_mode else why), False
+            return why, self.gate.now(None, why), False
         shown_argv = ' '.join(argv)
-        if self.check_mode:
-            return 'would run %s' % shown_argv, None, False
-        rc, out, err = self.runner(argv)
+        ran = self.gate.write(self.runner, argv)
+        if ran is None:
+            return self.gate.did('run %s' % shown_argv), None, False
+        rc, out, err = ran
         if rc != 0:
             raise HostError('%s failed (%s): the boot loader\'s configuration was not regenerated, so the next boot '
                             'does not take %s yet%s; fix the cause and run %s' % (
@@ -334,7 +336,7 @@ class KernelCmdline(Plan):
     def _notes(self, persisted, done, changed, stale):
         notes = []
         if changed:
-            notes.append(did(self.check_mode, 'write %s' % persisted['file']))
+            notes.append(self.gate.did('write %s' % persisted['file']))
         if changed or stale:
             notes.append(done['bootloader'])
         return notes
@@ -374,11 +376,11 @@ class KernelCmdline(Plan):
             self.shadowed.append((spelled, winner))
         elif persisted_ok and winner not in (None, persisted['file']):
             details.append('persisted by %s' % winner)
-        status = decide_status(live_ok, persisted_ok, self.check_mode, live_needs=PENDING_REBOOT, shadowed=shadowed)
+        status = self.gate.status(live_ok, persisted_ok, live_needs=PENDING_REBOOT, shadowed=shadowed)
         if status == PENDING_REBOOT:
             details.append('the running kernel has %s until the next reboot' % (
                 _word(*live['words'][name]) if name in live['words'] else 'no %s' % spelled))
-        persisted_now = before if self.check_mode else after
+        persisted_now = self.gate.now(before, after)
         return Setting(spelled, persisted['file'], shown((spelled, want)), shown(live['words'].get(name)),
                        shown(persisted_now), status, '; '.join(self._notes(persisted, done, changed, stale) + details))
 
@@ -397,11 +399,11 @@ class KernelCmdline(Plan):
         stale = name in persisted['stale']
         if stale:
             details.append(self._stale_note(name, persisted, done))
-        status = decide_status(live_ok, not removed and not stale, self.check_mode, live_needs=PENDING_REBOOT)
+        status = self.gate.status(live_ok, not removed and not stale, live_needs=PENDING_REBOOT)
         if status == PENDING_REBOOT:
             details.append('the running kernel has %s until the next reboot' % _word(*live['words'][name]))
-        persisted_now = persisted['resolve'].get(name, (None, None))[0] if self.check_mode else after
-        notes = [did(self.check_mode, 'remove it from %s' % persisted['file'])] if removed else []
+        persisted_now = self.gate.now(persisted['resolve'].get(name, (None, None))[0], after)
+        notes = [self.gate.did('remove it from %s' % persisted['file'])] if removed else []
         notes += [done['bootloader']] if removed or stale else []
         return Setting(spelled, persisted['file'], None, shown(live['words'].get(name)), shown(persisted_now), status,
                        '; '.join(notes + details))

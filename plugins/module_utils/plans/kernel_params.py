@@ -17,7 +17,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platfo
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import read_text, rooted
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import (
-    FAILED, UNSUPPORTED, Setting, decide_status, did)
+    FAILED, UNSUPPORTED, Setting)
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import InputError  # noqa: F401 (re-exported)
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import sysctl
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import sysctl_keys
@@ -130,30 +130,30 @@ class KernelParams(LivePlusFile, Plan):
     refuse_unmet_readback = True
     persist_off = 'persist: false'
 
-    def __init__(self, params, state='present', apply=True, persist=True, file=None, mode='exact',
-                 root='/', backup=False, fail_on_shadowed=True, check_mode=False, system_name=None,
-                 runner=None, comparisons=None, header=None):
-        self.state = state
-        self.apply_live = apply
-        self.persist = persist
-        self.mode = mode
-        self.root = validate.check_root(root)
-        self.backup = backup
-        self.fail_on_shadowed = fail_on_shadowed
-        self.check_mode = check_mode
+    def __init__(self, options, context):
+        """``options``: the kind's options object (state/registry.py); ``context``: the run's (check mode,
+        runner, platform)."""
+        self.state = options.state
+        self.apply_live = options.apply
+        self.persist = options.persist
+        self.mode = options.mode
+        self.root = validate.check_root(options.root)
+        self.backup = options.backup
+        self.fail_on_shadowed = options.fail_on_shadowed
+        self.gate = context.gate
         try:
-            backend_class = platforms.pick(BACKENDS, system_name)
+            backend_class = platforms.pick(BACKENDS, context.system_name)
         except platforms.UnsupportedPlatform as exc:
             raise InputError(str(exc))
-        self.backend = backend_class(self.root, runner)
+        self.backend = backend_class(self.root, context.runner)
         # the first line of a file we create: which module or role manages it
-        self.header = header or HEADER
-        self.file = file or self.backend.default_file
-        if mode not in compare.COMPARISONS:
-            raise InputError('mode: %r is not one of %s' % (mode, ', '.join(compare.COMPARISONS)))
-        self.raw_comparisons = comparisons or {}
-        self.compare = ValueCompare(mode, self.backend.normalize)
-        self.raw_params = params
+        self.header = options.header or HEADER
+        self.file = options.file or self.backend.default_file
+        if self.mode not in compare.COMPARISONS:
+            raise InputError('mode: %r is not one of %s' % (self.mode, ', '.join(compare.COMPARISONS)))
+        self.raw_comparisons = options.comparisons or {}
+        self.compare = ValueCompare(self.mode, self.backend.normalize)
+        self.raw_params = options.params
         self.wanted = {}
         self.failures = []
         self.shadowed = []
@@ -360,10 +360,10 @@ class KernelParams(LivePlusFile, Plan):
         lowered = self.compare.short_fields(key, ours, self.compare.combine(key, want, [others_value]))
         grant = '%s (%s)' % (others_file, ', '.join(lowered)) if lowered else others_file
         if self.compare.satisfies(key, others_value, want):
-            self.notes[key] = 'our line lowered what %s gives at boot: %s' % (grant, did(self.check_mode, 'remove it'))
+            self.notes[key] = 'our line lowered what %s gives at boot: %s' % (grant, self.gate.did('remove it'))
             return None
         value = self.compare.combine(key, want, [live.get(key), ours, others_value])
-        self.notes[key] = 'our line lowered what %s gives at boot: %s' % (grant, did(self.check_mode, 'write %s' % value))
+        self.notes[key] = 'our line lowered what %s gives at boot: %s' % (grant, self.gate.did('write %s' % value))
         return value
 
     def normalize(self, value):
@@ -377,14 +377,14 @@ class KernelParams(LivePlusFile, Plan):
         self.report_file(result, done, getattr(self.backend, 'tuned_problems', list)())
 
     def _record(self, key, want, live, persisted, done):
-        live_now = live[key] if self.check_mode else done.after.get(key)
+        live_now = self.gate.now(live.get(key), done.after.get(key))
         resolve_before, resolve_after = persisted['resolve'], done.resolve_after
-        winner_value, winner_file = (resolve_before if self.check_mode else resolve_after)(key)
+        winner_value, winner_file = self.gate.now(resolve_before, resolve_after)(key)
         if want is None:
             removed = key in persisted['ours']
-            detail = did(self.check_mode, 'remove it from %s' % self.file) + '; the live value is left as it is' \
+            detail = self.gate.did('remove it from %s' % self.file) + '; the live value is left as it is' \
                 if removed else 'not in %s' % self.file
-            status = decide_status(None, not removed, self.check_mode)
+            status = self.gate.status(None, not removed)
             return Setting(key, self.file, None, live_now, winner_value, status, detail)
 
         how = self.compare.comparison(key, want)
@@ -409,10 +409,9 @@ class KernelParams(LivePlusFile, Plan):
         if self.backend.live_needs and self.persist and not persisted_ok:
             # SunOS: what the running kernel has is what the old /etc/system gave it.
             live_ok = False
-        status = decide_status(live_ok, persisted_ok, self.check_mode,
-                               live_needs=self.backend.live_needs, shadowed=shadowed)
+        status = self.gate.status(live_ok, persisted_ok, live_needs=self.backend.live_needs, shadowed=shadowed)
         if key in done.changes and not details and key not in self.notes:
-            details.append(did(self.check_mode, 'write %s' % self.file))
+            details.append(self.gate.did('write %s' % self.file))
         details.extend(self._field_details(key, want, live, live_ok, resolve_before, persisted_ok))
         if persisted['base_path'] and key in done.changes:
             details.append('%s masks %s (same name) once it exists, so that file\'s other lines are carried over'

@@ -13,7 +13,7 @@ __metaclass__ = type
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import compare
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import read_text, rooted
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import Setting, decide_status, did
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import Setting
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import project as project_db
 
 
@@ -106,10 +106,10 @@ def plan_projects(root, desired_projects, comparison=compare.EXACT):
     return local, before, changes, plans
 
 
-def project_records(wanted, current, new, changed, check_mode, comparison=compare.EXACT):
-    """The records of one project: one per field given and per attribute."""
+def project_records(wanted, current, new, changed, gate, comparison=compare.EXACT):
+    """The records of one project: one per field given and per attribute; ``gate``: the run's (engine/gate.py)."""
     name = wanted['name']
-    shown = current if check_mode else (new if changed else current)
+    shown = gate.now(current, new if changed else current)
     note = ('applies to new tasks of the project (login, newtask -p, service restart); '
             'running processes keep theirs (prctl is not read)')
     fields = []
@@ -124,30 +124,30 @@ def project_records(wanted, current, new, changed, check_mode, comparison=compar
     records = []
     for field, want, old, now, same in fields:
         ok = old is not None and same(old, want)
-        records.append(_project_setting(check_mode, '%s %s' % (name, field), want, now, ok, changed and not ok,
+        records.append(_project_setting(gate, '%s %s' % (name, field), want, now, ok, changed and not ok,
                                         'the project\'s %s' % field))
     for attribute, value in wanted['attributes']:
         old = current.attribute(attribute) if current else None
         now = shown.attribute(attribute) if shown else None
         if value is None:
             present = current is not None and current.has_attribute(attribute)
-            records.append(_project_setting(check_mode, '%s %s' % (name, attribute), None, now, not present,
+            records.append(_project_setting(gate, '%s %s' % (name, attribute), None, now, not present,
                                             present, 'removed' if present else 'absent'))
             continue
         ok = attribute_ok(attribute, old, value, comparison)
         detail = note
         if ok and not project_db.same_attribute(old, value):
             detail = 'a value at least as high is granted already and kept (comparison minimum); ' + note
-        records.append(_project_setting(check_mode, '%s %s' % (name, attribute), value, now, ok, not ok, detail))
+        records.append(_project_setting(gate, '%s %s' % (name, attribute), value, now, ok, not ok, detail))
     return records
 
 
-def _project_setting(check_mode, name, want, now, persisted_ok, written, note):
+def _project_setting(gate, name, want, now, persisted_ok, written, note):
     details = []
     if written:
-        details.append(did(check_mode, 'write %s' % project_db.ETC_PROJECT))
+        details.append(gate.did('write %s' % project_db.ETC_PROJECT))
     details.append(note)
     if isinstance(want, list):
         want, now = ','.join(want), (','.join(now) if now is not None else None)
-    status = decide_status(None, persisted_ok, check_mode)
+    status = gate.status(None, persisted_ok)
     return Setting('project ' + name, project_db.ETC_PROJECT, want, None, now, status, '; '.join(details))

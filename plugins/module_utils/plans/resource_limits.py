@@ -29,7 +29,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.engine import valida
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import sysfs
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import FileChange
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import (
-    FAILED, PENDING_RESTART, UNSUPPORTED, Setting, decide_status, did)
+    FAILED, PENDING_RESTART, UNSUPPORTED, Setting)
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import InputError  # noqa: F401 (re-exported)
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.base import Plan
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans import project_limits
@@ -79,27 +79,26 @@ class ResourceLimits(Plan):
     failed_label = 'failed'
     shadowed_label = 'shadowed'
 
-    def __init__(self, limits_list=None, limits_file=None, service=None, service_limits=None,
-                 dropin_name=None, projects=None, root='/', backup=False, fail_on_shadowed=True,
-                 check_mode=False, system_name=None, runner=None, systemd_running=None,
-                 proc_limits_reader=None, clock=None, comparison='exact'):
+    def __init__(self, options, context, systemd_running=None, proc_limits_reader=None, clock=None):
+        """``systemd_running``, ``proc_limits_reader`` and ``clock``: a test's doubles (None: the host's)."""
+        comparison = options.comparison
         if comparison not in (compare.EXACT, compare.MINIMUM):
             raise InputError('comparison: %r is not one of exact, minimum' % (comparison,))
         # minimum: a limit at least this high (Oracle's and MySQL's memlock) is met wherever it
         # comes from, unlimited included, and is never lowered.
         self.comparison = comparison
-        self.raw_limits = limits_list or []
-        self.limits_file = limits_file or DEFAULT_LIMITS_FILE
-        self.raw_service = service
-        self.raw_service_limits = service_limits or {}
-        self.dropin_name = dropin_name or DEFAULT_DROPIN_NAME
-        self.raw_projects = projects or []
-        self.root = validate.check_root(root)
-        self.backup = backup
-        self.fail_on_shadowed = fail_on_shadowed
-        self.check_mode = check_mode
-        self.parts = platforms.pick(_PLATFORM_PARTS, system_name)
-        self.runner = runner
+        self.raw_limits = options.limits or []
+        self.limits_file = options.limits_file or DEFAULT_LIMITS_FILE
+        self.raw_service = options.service
+        self.raw_service_limits = options.service_limits or {}
+        self.dropin_name = options.dropin_name or DEFAULT_DROPIN_NAME
+        self.raw_projects = options.projects or []
+        self.root = validate.check_root(options.root)
+        self.backup = options.backup
+        self.fail_on_shadowed = options.fail_on_shadowed
+        self.gate = context.gate
+        self.parts = platforms.pick(_PLATFORM_PARTS, context.system_name)
+        self.runner = runner = context.runner
         if systemd_running is None:
             systemd_running = systemd.systemd_running(self.root) and runner is not None
         self.systemd_running = systemd_running
@@ -250,7 +249,7 @@ class ResourceLimits(Plan):
         return self.source
 
     def _apply_change(self, change, module, done):
-        backup_file = change.commit(module, backup_file=self.backup, check_mode=self.check_mode)
+        backup_file = self.gate.commit(change, module, self.backup)
         if backup_file:
             done['backup_files'].append(backup_file)
 
@@ -258,7 +257,7 @@ class ResourceLimits(Plan):
     def _session(self):
         if self.session is None:
             self.session = SessionLimits(self.root, self.limits_file, self.desired_limits, self.comparison,
-                                         self.check_mode)
+                                         self.gate)
         return self.session
 
     def _apply_limits(self, before, module, done):
@@ -330,18 +329,22 @@ class ResourceLimits(Plan):
             after = systemd.render(carried, {'Service': changes}, header=DROPIN_HEADER)
         change = dropin.change(before, after)
         service = ServiceDone(dropin, change, changes, shown_before, live['show_error'])
-        if not self.check_mode:
-            reload = self.systemd_running and shown_before is not None and (
-                change.needed or shown_before.get('NeedDaemonReload') == 'yes')
-            applied = dropin.apply(change, module, backup=self.backup, reload=reload,
-                                   properties=self._show_properties())
-            if applied.backup_file:
-                done['backup_files'].append(applied.backup_file)
-            service.reload_error = applied.reload_error
-            if applied.reloaded:
-                service.reloaded, service.show, service.show_error = True, applied.shown, applied.show_error
+        self.gate.write(self._write_dropin, service, module, done)
         service.running = self._running_limits(service.show)
         return service
+
+    def _write_dropin(self, service, module, done):
+        """Write our drop-in, reload systemd when it changed (or asks for a reload), note what it shows after."""
+        shown_before = service.show
+        reload = self.systemd_running and shown_before is not None and (
+            service.change.needed or shown_before.get('NeedDaemonReload') == 'yes')
+        applied = service.dropin.apply(service.change, module, backup=self.backup, reload=reload,
+                                       properties=self._show_properties())
+        if applied.backup_file:
+            done['backup_files'].append(applied.backup_file)
+        service.reload_error = applied.reload_error
+        if applied.reloaded:
+            service.reloaded, service.show, service.show_error = True, applied.shown, applied.show_error
 
     def _render_service(self, result, live, done):
         if done is None:
@@ -381,11 +384,11 @@ class ResourceLimits(Plan):
         record_name = '%s %s' % (self.unit, name)
         shown_path, written, shown_before = done.dropin.path, done.changes.get(name), live['show']
         running, show_error = done.running, done.show_error
-        now = before if self.check_mode else after
+        now = self.gate.now(before, after)
         persisted_now = now.pair
         details = []
         if written is not None:
-            details.append('%s (%s=%s)' % (did(self.check_mode, 'write %s' % shown_path), name, written))
+            details.append('%s (%s=%s)' % (self.gate.did('write %s' % shown_path), name, written))
         elif now.path != shown_path and self._pair_meets(now.pair, want):
             details.append('met by %s' % now.describe(name))
         if done.reload_error:
@@ -402,7 +405,7 @@ class ResourceLimits(Plan):
         live = None
         live_ok = None
         live_needs = None
-        shown = shown_before if self.check_mode else done.show
+        shown = self.gate.now(shown_before, done.show)
         note = self._loaded_note(name, shown, now)
         if note:
             details.append(note)
@@ -435,7 +438,7 @@ class ResourceLimits(Plan):
             live_ok = self._pair_meets(live, want)
             details.append('live: what systemd gives the service when it starts (%s, not running)'
                            % shown.get('ActiveState', 'unknown'))
-        status = decide_status(live_ok, persisted_ok, self.check_mode, live_needs=live_needs, shadowed=shadowed)
+        status = self.gate.status(live_ok, persisted_ok, live_needs=live_needs, shadowed=shadowed)
         return Setting(record_name, shown_path, limits.show_pair(want), limits.show_pair(live),
                        limits.show_pair(persisted_now), status, '; '.join(details), comparison=self.comparison)
 
@@ -463,6 +466,6 @@ class ResourceLimits(Plan):
         change.report(result)
         for wanted, current, new in plans:
             records = project_limits.project_records(wanted, current, new, wanted['name'] in changes,
-                                                     self.check_mode, self.comparison)
+                                                     self.gate, self.comparison)
             for record in records:
                 result.add(record)

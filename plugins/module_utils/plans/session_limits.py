@@ -20,7 +20,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.engine import accoun
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import compare
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import confd
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import FileChange, read_text, rooted
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import Setting, decide_status, did
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import Setting
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import limits
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import pam_limits
 
@@ -65,12 +65,13 @@ class Found(object):
 class SessionLimits(object):
     """Our limits.d file for ``desired`` ([((domain, type, item), value)])."""
 
-    def __init__(self, root, limits_file, desired, comparison, check_mode):
+    def __init__(self, root, limits_file, desired, comparison, gate):
         self.root = root
         self.limits_file = limits_file
         self.desired = desired
         self.comparison = comparison
-        self.check_mode = check_mode
+        # the run's gate (engine/gate.py): what the records say and the status they earn
+        self.gate = gate
         self.accounts = {}
         self.shadowed = []
 
@@ -177,13 +178,13 @@ class SessionLimits(object):
         domain, dummy, item = key
         name = '%s %s %s' % key
         before, after = self.found(files_before, key), self.found(files_after, key)
-        now = before if self.check_mode else after
+        now = self.gate.now(before, after)
         values = [now[side].value for side in sides(key)]
         persisted = values[0] if len(set(values)) == 1 else ' '.join(
             '%s=%s' % (side, now[side].value) for side in sides(key))
         details = []
         if key in changes:
-            details.append('%s (%s)' % (did(self.check_mode, 'write %s' % self.limits_file), changes[key]))
+            details.append('%s (%s)' % (self.gate.did('write %s' % self.limits_file), changes[key]))
         want = limits.normalize_value(item, value)
         shadowed = False
         for side in sides(key):
@@ -199,7 +200,7 @@ class SessionLimits(object):
         if is_user_domain(domain) and self.accounts.get(domain) is None:
             details.append('no user %s on this system: only its own and the * lines are counted' % domain)
         details.append('pam_limits applies it at the next login session; running sessions are not read')
-        status = decide_status(None, self._met(before, key, value), self.check_mode, shadowed=shadowed)
+        status = self.gate.status(None, self._met(before, key, value), shadowed=shadowed)
         return Setting(name, self.limits_file, want, None, persisted, status, '; '.join(details),
                        comparison=self.comparison)
 

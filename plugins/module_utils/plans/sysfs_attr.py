@@ -34,7 +34,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.formats import tuned
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import read_text, rooted
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import (
-    FAILED, UNSUPPORTED, Setting, decide_status, did)
+    FAILED, UNSUPPORTED, Setting)
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import InputError  # noqa: F401 (re-exported)
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.base import UNCHANGED, LivePlusFile, Plan
 
@@ -92,17 +92,16 @@ class SysfsAttributes(LivePlusFile, Plan):
     source = 'task option: sysfs_attr.attributes'
     boot_where = 'it exists and can be set'
 
-    def __init__(self, attributes, apply=True, persist=True, tmpfiles_file=None, root='/', backup=False,
-                 fail_on_shadowed=True, check_mode=False, system_name=None):
-        self.raw_attributes = attributes
-        self.apply_live = apply
-        self.persist = persist
-        self.file = tmpfiles_file or DEFAULT_TMPFILES_FILE
-        self.root = validate.check_root(root)
-        self.backup = backup
-        self.fail_on_shadowed = fail_on_shadowed
-        self.check_mode = check_mode
-        self.supported = platforms.pick({platforms.LINUX: True, 'default': False}, system_name)
+    def __init__(self, options, context):
+        self.raw_attributes = options.attributes
+        self.apply_live = options.apply
+        self.persist = options.persist
+        self.file = options.tmpfiles_file or DEFAULT_TMPFILES_FILE
+        self.root = validate.check_root(options.root)
+        self.backup = options.backup
+        self.fail_on_shadowed = options.fail_on_shadowed
+        self.gate = context.gate
+        self.supported = platforms.pick({platforms.LINUX: True, 'default': False}, context.system_name)
         self.wanted = {}
         self.choices = {}
         # path -> why this kernel or container cannot have it (no such attribute, read-only /sys)
@@ -264,16 +263,16 @@ class SysfsAttributes(LivePlusFile, Plan):
             return
         for path in sorted(desired):
             result.add(self._record(path, desired[path], live, persisted, done))
-            if not self.check_mode and path in done.targets and path not in done.refused and \
-                    done.after.get(path) != live.get(path):
+            # what the gate kept back leaves after as before: nothing written, nothing changed
+            if path in done.targets and path not in done.refused and done.after.get(path) != live.get(path):
                 result.mark_changed()
         self.report_file(result, done, self.tuned.problems if self.tuned else [])
 
     def _record(self, path, want, live, persisted, done):
         target = self.file if self.persist else None
         live_after = done.after
-        live_now = live.get(path) if self.check_mode else live_after.get(path)
-        persisted_now = (persisted['resolve'] if self.check_mode else done.resolve_after)(path)[0]
+        live_now = live_after.get(path)
+        persisted_now = self.gate.now(persisted['resolve'], done.resolve_after)(path)[0]
         if path in done.refused:
             return Setting(path, target, want, live_now, persisted_now, FAILED,
                            self.refused_detail(want, done.refused[path]))
@@ -285,18 +284,18 @@ class SysfsAttributes(LivePlusFile, Plan):
             details.append('live value not read: no sysfs under %s' % self.root)
         elif self.apply_live:
             live_ok = same_value(live.get(path), want)
-            if not self.check_mode and path in done.targets and not same_value(live_after.get(path), want):
+            if self.gate.open and path in done.targets and not same_value(live_after.get(path), want):
                 details.append('wrote %r but the kernel reads back %r' % (want, live_after.get(path)))
                 return Setting(path, target, want, live_now, persisted_now, FAILED, '; '.join(details))
         else:
             details.append('live value not managed (apply=false)')
         persisted_ok, shadowed = self._persisted_state(path, want, persisted['resolve'], done.resolve_after, details)
         self._cmdline_conflict(path, persisted.get('cmdline'), done.resolve_after, details)
-        status = decide_status(live_ok, persisted_ok, self.check_mode, shadowed=shadowed)
+        status = self.gate.status(live_ok, persisted_ok, shadowed=shadowed)
         if self.choices.get(path):
             details.append('choices: %s' % ' '.join(self.choices[path]))
         if path in done.changes:
-            details.insert(0, did(self.check_mode, 'write %s' % self.file))
+            details.insert(0, self.gate.did('write %s' % self.file))
         return Setting(path, target, want, live_now, persisted_now, status, '; '.join(details))
 
     def _unsupported_detail(self, path, done):

@@ -24,6 +24,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from collections import namedtuple
+
 from ansible_collections.dbhost.tuning.plugins.module_utils.sizing.units import (
     SizingError, human_size, parse_share, parse_size, percent_number, percent_text, power_of_two, round_up,
     to_pages)
@@ -44,6 +46,27 @@ GIB = 1024 ** 3
 # The shares below (hugepages_cap, hugepages_margin, shared_memory_cap) have no default here:
 # their one default, and its reason, is the shared_memory role's (defaults/main.yml), which the
 # role, host_state and the shm_settings filter all pass.
+
+
+# ------------------------------------------------------------------ the inputs
+# What shm_settings() sizes for: the database (engine, shared_memory: a size or a share of RAM) and
+# the sizing's choices, named as the shm_settings filter's options (plugins/filter/shm_settings.yml).
+ShmRequest = namedtuple('ShmRequest', 'engine shared_memory hugepage_size group_gid hugepages_cap hugepages_margin '
+                                      'use_hugepages numa_node keep_higher etc_system shared_memory_cap')
+ShmRequest.__new__.__defaults__ = (None, None, None, None, True, None, False, False, None)
+# The machine it sizes: RAM and base page in bytes, its system, the huge page sizes its kernel has
+# (None: not known, any power of two) and its live shared-memory values (``current``, for keep_higher).
+ShmMachine = namedtuple('ShmMachine', 'ram_bytes page_size system supported_hugepage_sizes current')
+ShmMachine.__new__.__defaults__ = (LINUX, None, None)
+
+
+def request(engine, shared_memory, **options):
+    """The ShmRequest of ``engine`` and ``shared_memory`` with ``options``; an option it has not is refused by name."""
+    unknown = sorted(set(options) - set(ShmRequest._fields))
+    if unknown:
+        raise SizingError('unknown option(s) %s: not one of %s'
+                          % (', '.join(unknown), ', '.join(ShmRequest._fields[2:])))
+    return ShmRequest(engine, shared_memory, **options)
 
 
 # ------------------------------------------------------------------ THE sizing
@@ -97,10 +120,11 @@ class ShmHost(object):
         self.numa_node = numa_node
 
 
-def check_inputs(engine, ram_bytes, page_size, shared_memory, hugepage_size=None, group_gid=None,
-                 hugepages_cap=None, use_hugepages=True, system=LINUX, numa_node=None,
-                 supported_hugepage_sizes=None, shared_memory_cap=None):
-    """Every input check of shm_settings(), before any arithmetic that depends on them: a ShmHost."""
+def check_inputs(machine, wanted):
+    """Every input check of shm_settings() (a ShmMachine, a ShmRequest), before any arithmetic that
+    depends on them: a ShmHost."""
+    engine, shared_memory, system = wanted.engine, wanted.shared_memory, machine.system
+    ram_bytes, page_size, group_gid = machine.ram_bytes, machine.page_size, wanted.group_gid
     if engine not in ENGINES:
         raise SizingError('engine: %r is not one of %s' % (engine, ', '.join(ENGINES)))
     if system not in (LINUX, SUNOS, FREEBSD):
@@ -117,17 +141,18 @@ def check_inputs(engine, ram_bytes, page_size, shared_memory, hugepage_size=None
     if shared_memory_bytes >= ram:
         raise SizingError('shared_memory: %s is not less than the physical memory (%s)'
                           % (human_size(shared_memory_bytes), human_size(ram)))
-    cap = parse_share(hugepages_cap, name='hugepages_cap')
-    use_hugepages = bool(use_hugepages) and system == LINUX
+    cap = parse_share(wanted.hugepages_cap, name='hugepages_cap')
+    use_hugepages = bool(wanted.use_hugepages) and system == LINUX
     if not use_hugepages:
-        _check_cap(shared_memory_bytes, ram, parse_share(shared_memory_cap, name='shared_memory_cap'))
+        _check_cap(shared_memory_bytes, ram, parse_share(wanted.shared_memory_cap, name='shared_memory_cap'))
     hugepage_bytes = None
     if use_hugepages:
-        hugepage_bytes = _checked_hugepage_size(hugepage_size, page, supported_hugepage_sizes)
+        hugepage_bytes = _checked_hugepage_size(wanted.hugepage_size, page, machine.supported_hugepage_sizes)
         if system == LINUX and (group_gid is None or isinstance(group_gid, bool)):
             raise SizingError('group_gid: the database group id is needed for vm.hugetlb_shm_group')
     if group_gid is not None:
         group_gid = _checked_gid(group_gid)
+    numa_node = wanted.numa_node
     if numa_node is not None and (isinstance(numa_node, bool) or not str(numa_node).isdigit()):
         raise SizingError('numa_node: %r is not a NUMA node number' % (numa_node,))
     return ShmHost(engine, system, ram, page, shared_memory_bytes, cap, use_hugepages, hugepage_bytes,
@@ -376,21 +401,19 @@ def memlock(host, hugepages_bytes, explain):
     return memlock_kb, limit_memlock
 
 
-def shm_settings(engine, ram_bytes, page_size, shared_memory, hugepage_size=None, group_gid=None,
-                 hugepages_cap=None, hugepages_margin=None, use_hugepages=True, system=LINUX,
-                 numa_node=None, supported_hugepage_sizes=None, current=None, keep_higher=False,
-                 etc_system=False, shared_memory_cap=None):
-    """Compute every shared-memory setting for one host and one database.
+def shm_settings(machine, wanted):
+    """Compute every shared-memory setting for one host (a ShmMachine) and one database (a ShmRequest).
 
-    engine: oracle | postgresql | mysql.  ram_bytes: physical memory (Linux: MemTotal).
-    page_size: the base page size in bytes (4096, 16384, 65536).  shared_memory: the
-    database's shared memory (Oracle SGA, PostgreSQL shared_memory_size, InnoDB buffer
-    pool), a size or a percentage of RAM.  hugepage_size: huge page size (Linux; None
-    disables huge pages).  group_gid: the database group's gid (vm.hugetlb_shm_group).
-    hugepages_cap: most of RAM huge pages may take.  hugepages_margin: extra pages.
-    shared_memory_cap: most of RAM shared memory may take without huge pages.
-    current: live values ({key: value}) for keep_higher, which never lowers
-    shmmax/shmall/shmmni below them (Oracle's fixup rule).
+    machine: ram_bytes, physical memory (Linux: MemTotal); page_size, the base page size in
+    bytes (4096, 16384, 65536); system; supported_hugepage_sizes; current, live values
+    ({key: value}) for keep_higher, which never lowers shmmax/shmall/shmmni below them
+    (Oracle's fixup rule).
+    wanted: engine, oracle | postgresql | mysql; shared_memory, the database's shared memory
+    (Oracle SGA, PostgreSQL shared_memory_size, InnoDB buffer pool), a size or a percentage of
+    RAM; hugepage_size, huge page size (Linux; None disables huge pages); group_gid, the
+    database group's gid (vm.hugetlb_shm_group); hugepages_cap, most of RAM huge pages may
+    take; hugepages_margin, extra pages; shared_memory_cap, most of RAM shared memory may take
+    without huge pages; use_hugepages, numa_node, keep_higher, etc_system.
 
     Returns a dict: ``kernel_params`` (for dbhost.tuning.kernel_params),
     ``hugepages`` (``pages`` list for dbhost.tuning.hugepages), ``memlock_kb`` and
@@ -402,19 +425,16 @@ def shm_settings(engine, ram_bytes, page_size, shared_memory, hugepage_size=None
     platform's kernel parameters (Linux, FreeBSD; Solaris project controls and
     /etc/system), memlock.
     """
-    host = check_inputs(engine, ram_bytes, page_size, shared_memory, hugepage_size=hugepage_size,
-                        group_gid=group_gid, hugepages_cap=hugepages_cap, use_hugepages=use_hugepages,
-                        system=system, numa_node=numa_node, supported_hugepage_sizes=supported_hugepage_sizes,
-                        shared_memory_cap=shared_memory_cap)
+    host = check_inputs(machine, wanted)
     values, explain, kernel_params, project_attributes = {}, {}, {}, {}
-    hugepages, hugepages_bytes = hugepage_pool(host, hugepages_margin, values, explain)
-    limits, limits_explain = shm_limits(host, hugepages_bytes, current=current, keep_higher=keep_higher)
+    hugepages, hugepages_bytes = hugepage_pool(host, wanted.hugepages_margin, values, explain)
+    limits, limits_explain = shm_limits(host, hugepages_bytes, current=machine.current, keep_higher=wanted.keep_higher)
     if host.system == LINUX:
         _linux_kernel_params(host, limits, limits_explain, kernel_params, explain)
     elif host.system == FREEBSD:
         _freebsd_kernel_params(limits, limits_explain, kernel_params, explain)
     else:
-        project_attributes = _solaris_settings(host, limits, limits_explain, etc_system, kernel_params, values,
+        project_attributes = _solaris_settings(host, limits, limits_explain, wanted.etc_system, kernel_params, values,
                                                explain)
     values.update(kernel_params)
     memlock_kb, limit_memlock = memlock(host, hugepages_bytes, explain)
@@ -438,11 +458,9 @@ def shm_settings(engine, ram_bytes, page_size, shared_memory, hugepage_size=None
     }
 
 
-def shm_settings_from_facts(facts, engine, shared_memory, group_gid=None, hugepage_size=None, hugepages_cap=None,
-                            hugepages_margin=None, use_hugepages=True, numa_node=None, keep_higher=False,
-                            etc_system=False, ram_bytes=None, page_size=None, system=None,
-                            shared_memory_cap=None):
-    """shm_settings() for a host described by its ``dbhost`` facts (host_facts' memory, hugepages, shm)."""
+def shm_settings_from_facts(facts, wanted, ram_bytes=None, page_size=None, system=None):
+    """shm_settings() of ``wanted`` (a ShmRequest) for a host described by its ``dbhost`` facts (host_facts'
+    memory, hugepages, shm); ``ram_bytes``, ``page_size`` and ``system`` given stand for what the facts say."""
     if not isinstance(facts, dict):
         raise SizingError('the input must be the dbhost facts (ansible_facts.dbhost), got %r'
                           % (type(facts).__name__,))
@@ -457,14 +475,9 @@ def shm_settings_from_facts(facts, engine, shared_memory, group_gid=None, hugepa
         raise SizingError('the base page size of the tuned system is not known (memory.page_size): under a root '
                           'other than /, it is read from <root>/proc/self/smaps or the one <root>/boot/config-*, '
                           'never from the machine running this; mount its /proc there, or pass page_size')
-    if hugepage_size in (None, '', 'default'):
-        hugepage_size = memory.get('hugepage_default_bytes')
-    return shm_settings(
-        engine, ram, page, shared_memory, hugepage_size=hugepage_size, group_gid=group_gid,
-        hugepages_cap=hugepages_cap, hugepages_margin=hugepages_margin, use_hugepages=use_hugepages,
-        system=system, numa_node=numa_node, supported_hugepage_sizes=_hugepage_sizes(facts),
-        current=facts.get('shm'), keep_higher=keep_higher, etc_system=etc_system,
-        shared_memory_cap=shared_memory_cap)
+    if wanted.hugepage_size in (None, '', 'default'):
+        wanted = wanted._replace(hugepage_size=memory.get('hugepage_default_bytes'))
+    return shm_settings(ShmMachine(ram, page, system, _hugepage_sizes(facts), facts.get('shm')), wanted)
 
 
 def _hugepage_sizes(facts):

@@ -82,8 +82,9 @@ def _role_part():
 class HostState(Plan):
     """One host's desired state, checked or applied in one process."""
 
-    def __init__(self, roles, inputs, check_mode=False, runner=None, bin_path=None, db_runner=None,
-                 facts_reader=None, state='present', details=None):
+    def __init__(self, roles, inputs, context=None, state='present', details=None, facts_reader=None):
+        """``context``: the run's (registry.Context: check mode, the runners; default: none of them);
+        ``facts_reader(root, subsets)``: the host's facts (default: engine/host_facts.py gather())."""
         if not isinstance(inputs, dict):
             raise InputError('inputs must be a dict of role: {variable: value}')
         self.details = list(details or [])
@@ -101,9 +102,10 @@ class HostState(Plan):
         self.revert_plan = None
         self.inputs = inputs
         self.roles = list(roles) if roles else default_roles(inputs)
-        self.ctx = Context(check_mode, runner, bin_path, db_runner)
-        self.check_mode = check_mode
-        self.facts_reader = facts_reader or (lambda root, subsets: host_facts.gather(root, subsets, runner=runner))
+        self.ctx = context = context or Context()
+        self.gate = context.gate
+        self.facts_reader = facts_reader or (lambda root, subsets: host_facts.gather(root, subsets,
+                                                                                    runner=context.runner))
         self.state = None
         self.ran = []
         self._views = {}
@@ -154,7 +156,7 @@ class HostState(Plan):
             facts['engine_memory'] = {'error': str(exc)}
 
     def _run_all(self, check_mode, module):
-        ctx = Context(check_mode, self.ctx.runner, self.ctx.bin_path, self.ctx.db_runner)
+        ctx = Context(check_mode, self.ctx.runner, self.ctx.bin_path, self.ctx.db_runner, self.ctx.system_name)
         ran = []
         for call in self.state.calls:
             try:
@@ -311,7 +313,5 @@ def run_module(module_class):
     """host_state's module, made with module_class (AnsibleModule; run_cached gives a subclass that takes the
     arguments it was sent for host_state): its spec from the registry, its result from run_plan."""
     module = module_class(argument_spec=registry.spec('host_state'), supports_check_mode=True)
-    ctx = registry.Context.of(module)
-    run_plan(module, lambda: HostState(module.params['roles'], module.params['inputs'], check_mode=ctx.check_mode,
-                                       runner=ctx.runner, bin_path=ctx.bin_path, db_runner=ctx.db_runner,
-                                       state=module.params['state'], details=module.params['details']))
+    run_plan(module, lambda: HostState(module.params['roles'], module.params['inputs'], registry.Context.of(module),
+                                       module.params['state'], module.params['details']))

@@ -9,7 +9,9 @@ host_state record and plan.  Its entry holds:
 
 - ``spec``: the module's argument spec (the module passes this very object to AnsibleModule);
 - ``plan``: the factory ``plan(options, context) -> Plan``, the one way a plan is made, by the
-  module (from its params) and by host_state (from a compile step's Call);
+  module (from its params), by host_state (from a compile step's Call) and by the tests (with
+  their doubles as keywords).  A plan class takes that options object (a namedtuple named as
+  the options, every default filled) and the Context, never the options one by one;
 - ``internal``: options a compile step may give that the module does not take;
 - ``constraints``: AnsibleModule's ``mutually_exclusive``, ``required_together``,
   ``required_one_of``, ``required_if``, ``required_by`` of the module's options, checked by
@@ -39,13 +41,13 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import copy
-import os
 from collections import namedtuple
 
 from ansible.module_utils.common.validation import (
     check_mutually_exclusive, check_required_by, check_required_if, check_required_one_of, check_required_together)
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.gate import Gate
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.options import shared_options
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import run_plan
 
@@ -53,13 +55,17 @@ PREFIX = 'ansible_collections.dbhost.tuning.plugins.module_utils.'
 
 
 class Context(object):
-    """What plans need from the module: check mode and the ways to run commands."""
+    """What a plan needs beside its options: check mode and its gate (engine/gate.py: the one place
+    that decides whether the run writes), the ways to run commands (a database client's in
+    ``db_runner``) and the platform (None: this host's, engine/platforms.py)."""
 
-    def __init__(self, check_mode=False, runner=None, bin_path=None, db_runner=None):
+    def __init__(self, check_mode=False, runner=None, bin_path=None, db_runner=None, system_name=None):
         self.check_mode = check_mode
+        self.gate = Gate(check_mode)
         self.runner = runner
         self.bin_path = bin_path or (lambda name, required=False: None)
         self.db_runner = db_runner or runner
+        self.system_name = system_name
 
     @classmethod
     def of(cls, module):
@@ -130,22 +136,21 @@ class Kind(ModuleEntry):
             except TypeError as exc:
                 raise InputError('%s: %s' % (self.name, exc))
 
-    def plan(self, values, context):
-        """The plan of a call (a module's params, or a compile step's Call kwargs), its constraints met."""
+    def plan(self, values, context, **seams):
+        """The plan of a call (a module's params, or a compile step's Call kwargs), its constraints met;
+        ``seams``: a test's doubles (a fake kernel, a clock), as the plan class names them."""
         options = self.options(values)
         self.check(options)
-        return self.factory(options, context)
+        return self.factory(options, context, **seams)
 
 
 def _given(items):
-    """List items with the suboptions the user left out (None) dropped: the plans want only what was given."""
-    return [dict((key, value) for key, value in item.items() if value is not None) for item in items or []]
-
-
-def _kwargs(options, *dropped):
-    """The options as keyword arguments of a plan whose parameters are named as the options."""
-    return dict((name, value) for name, value in options._asdict().items()
-                if name not in dropped and name != 'fail_on_drift')
+    """List items with the suboptions the user left out (None) dropped: the plans want only what was given.
+    What is no list of dicts stays as it is, for the plan to refuse naming the option."""
+    if not isinstance(items, (list, tuple)):
+        return items
+    return [dict((key, value) for key, value in item.items() if value is not None) if isinstance(item, dict) else item
+            for item in items]
 
 
 # ------------------------------------------------------------------ kinds
@@ -163,7 +168,7 @@ def _kernel_params_spec():
 
 def _kernel_params_plan(options, ctx):
     from ansible_collections.dbhost.tuning.plugins.module_utils.plans.kernel_params import KernelParams
-    return KernelParams(check_mode=ctx.check_mode, runner=ctx.runner, **_kwargs(options))
+    return KernelParams(options, ctx)
 
 
 def _hugepages_spec():
@@ -184,9 +189,9 @@ def _hugepages_spec():
         **shared_options('root', 'backup', 'fail_on_shadowed', 'fail_on_drift'))
 
 
-def _hugepages_plan(options, ctx):
+def _hugepages_plan(options, ctx, **seams):
     from ansible_collections.dbhost.tuning.plugins.module_utils.plans.hugepages import HugePages
-    return HugePages(check_mode=ctx.check_mode, **_kwargs(options))
+    return HugePages(options, ctx, **seams)
 
 
 def _resource_limits_spec():
@@ -214,10 +219,9 @@ def _resource_limits_spec():
         **shared_options('root', 'backup', 'fail_on_shadowed', 'fail_on_drift'))
 
 
-def _resource_limits_plan(options, ctx):
+def _resource_limits_plan(options, ctx, **seams):
     from ansible_collections.dbhost.tuning.plugins.module_utils.plans.resource_limits import ResourceLimits
-    return ResourceLimits(limits_list=options.limits, check_mode=ctx.check_mode, runner=ctx.runner,
-                          **_kwargs(options, 'limits'))
+    return ResourceLimits(options, ctx, **seams)
 
 
 def _sysfs_attr_spec():
@@ -232,7 +236,7 @@ def _sysfs_attr_spec():
 
 def _sysfs_attr_plan(options, ctx):
     from ansible_collections.dbhost.tuning.plugins.module_utils.plans.sysfs_attr import SysfsAttributes
-    return SysfsAttributes(check_mode=ctx.check_mode, **_kwargs(options))
+    return SysfsAttributes(options, ctx)
 
 
 def _block_queue_spec():
@@ -255,10 +259,9 @@ def _block_queue_spec():
         **shared_options('root', 'backup', 'fail_on_drift'))
 
 
-def _block_queue_plan(options, ctx):
+def _block_queue_plan(options, ctx, **seams):
     from ansible_collections.dbhost.tuning.plugins.module_utils.plans.block_queue.plan import BlockQueue
-    return BlockQueue(_given(options.devices), check_mode=ctx.check_mode, runner=ctx.runner, bin_path=ctx.bin_path,
-                      **_kwargs(options, 'devices'))
+    return BlockQueue(options._replace(devices=_given(options.devices)), ctx, **seams)
 
 
 def _mount_options_spec():
@@ -276,18 +279,9 @@ def _mount_options_spec():
         **shared_options('root', 'backup', 'fail_on_drift'))
 
 
-def _mount_options_plan(options, ctx):
+def _mount_options_plan(options, ctx, **seams):
     from ansible_collections.dbhost.tuning.plugins.module_utils.plans.mounts.plan import MountOptions
-    if options.mounts is not None:
-        if options.present or options.absent:
-            raise InputError('present and absent go inside each item of mounts, not beside it')
-        mounts = options.mounts
-    else:
-        mounts = [dict(path=options.path, present=options.present, absent=options.absent)]
-    live_root = '/' if os.path.realpath(options.root) == '/' else None
-    return MountOptions(mounts, remount=options.remount, file=options.fstab, root=options.root, backup=options.backup,
-                        check_mode=ctx.check_mode, live_root=live_root, runner=ctx.runner,
-                        mount_command=ctx.bin_path('mount', required=live_root is not None) or 'mount')
+    return MountOptions(options, ctx, **seams)
 
 
 def _db_parameter_spec():
@@ -310,9 +304,9 @@ def _db_parameter_spec():
         **shared_options('root', 'backup', 'fail_on_shadowed', 'fail_on_drift'))
 
 
-def _db_parameter_plan(options, ctx):
+def _db_parameter_plan(options, ctx, **seams):
     from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter.plan import DbParameter
-    return DbParameter(check_mode=ctx.check_mode, runner=ctx.db_runner, which=ctx.bin_path, **_kwargs(options))
+    return DbParameter(options, ctx, **seams)
 
 
 def _processor_set_spec():
@@ -334,11 +328,9 @@ def _processor_set_spec():
         **shared_options('root', 'backup', 'fail_on_drift'))
 
 
-def _processor_set_plan(options, ctx):
+def _processor_set_plan(options, ctx, **seams):
     from ansible_collections.dbhost.tuning.plugins.module_utils.plans.processor_set.plan import ProcessorSet
-    args = options._asdict()
-    args['processes'] = _given(options.processes)
-    return ProcessorSet(args, check_mode=ctx.check_mode, runner=ctx.runner)
+    return ProcessorSet(options._replace(processes=_given(options.processes)), ctx, **seams)
 
 
 def _kernel_cmdline_spec():
@@ -349,9 +341,9 @@ def _kernel_cmdline_spec():
         **shared_options('root', 'backup', 'fail_on_shadowed', 'fail_on_drift'))
 
 
-def _kernel_cmdline_plan(options, ctx):
+def _kernel_cmdline_plan(options, ctx, **seams):
     from ansible_collections.dbhost.tuning.plugins.module_utils.plans.kernel_cmdline import KernelCmdline
-    return KernelCmdline(check_mode=ctx.check_mode, runner=ctx.runner, bin_path=ctx.bin_path, **_kwargs(options))
+    return KernelCmdline(options, ctx, **seams)
 
 
 def _db_effect_spec():
@@ -371,7 +363,7 @@ def _db_effect_spec():
 
 def _db_effect_plan(options, ctx):
     from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_effect.plan import DbEffect
-    return DbEffect(check_mode=ctx.check_mode, runner=ctx.runner, **_kwargs(options))
+    return DbEffect(options, ctx)
 
 
 KINDS = dict((kind.name, kind) for kind in (
@@ -391,9 +383,9 @@ KINDS = dict((kind.name, kind) for kind in (
 ))
 
 
-def plan(kind, values, context):
+def plan(kind, values, context, **seams):
     """The plan of one call of ``kind``: its options (a module's params, a compile step's kwargs) and context."""
-    return KINDS[kind].plan(values, context)
+    return KINDS[kind].plan(values, context, **seams)
 
 
 def run(module, kind):

@@ -19,6 +19,7 @@ import pytest
 import yaml
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.state.host_state import HostState
+from ansible_collections.dbhost.tuning.plugins.module_utils.state import registry
 from ansible_collections.dbhost.tuning.tests.unit.helpers import ansible_env, ansible_program, generous_oracle_host, put
 from ansible_collections.dbhost.tuning.tests.unit.helpers import with_defaults
 
@@ -44,7 +45,7 @@ def test_the_export_holds_the_shared_memory_records(tmp_path):
               'shared_memory': {'shared_memory_engine': 'oracle', 'shared_memory_size': '40%',
                                 'shared_memory_root': root, 'shared_memory_group': 'dba',
                                 'shared_memory_transparent_hugepage': ''}}
-    host = HostState(['kernel_params', 'shared_memory'], with_defaults(inputs), check_mode=True,
+    host = HostState(['kernel_params', 'shared_memory'], with_defaults(inputs), registry.Context(check_mode=True),
                      facts_reader=lambda r, subsets: dict(FACTS))
     result = json.loads(json.dumps(host.output(host.run())))
     out = tmp_path / 'export.json'

@@ -26,7 +26,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.engine import sysfs
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import read_text, rooted
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import FAILED, UNSUPPORTED, Setting, decide_status, did
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import FAILED, UNSUPPORTED, Setting
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import tuned_host
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import udev
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.base import LivePlusFile, Plan
@@ -87,24 +87,23 @@ class BlockQueue(LivePlusFile, Plan):
     source = 'task option: block_queue.devices'
     reread_before_write = True
 
-    def __init__(self, devices, apply=True, persist=True, file=None, root='/', allow_empty=False,
-                 reload=True, trigger=False, backup=False, check_mode=False, system_name=None,
-                 runner=None, bin_path=None, writer=None, comparisons=None):
-        self.raw_devices = devices
+    def __init__(self, options, context, writer=None):
+        """``writer(path, value)``: writes one sysfs attribute (a test gives a fake kernel's)."""
+        self.raw_devices = options.devices
         # {attribute: minimum | maximum | exact}: how a numeric attribute's value is met
-        self.comparisons = comparisons or {}
-        self.apply_live = apply
-        self.persist = persist
-        self.file = file or DEFAULT_FILE
-        self.root = validate.check_root(root)
-        self.allow_empty = allow_empty
-        self.reload = reload
-        self.trigger = trigger
-        self.backup = backup
-        self.check_mode = check_mode
-        self.system_name = system_name or platforms.system()
-        self.runner = runner
-        self.bin_path = bin_path or (lambda name: None)
+        self.comparisons = options.comparisons or {}
+        self.apply_live = options.apply
+        self.persist = options.persist
+        self.file = options.file or DEFAULT_FILE
+        self.root = validate.check_root(options.root)
+        self.allow_empty = options.allow_empty
+        self.reload = options.reload
+        self.trigger = options.trigger
+        self.backup = options.backup
+        self.gate = context.gate
+        self.system_name = context.system_name or platforms.system()
+        self.runner = context.runner
+        self.bin_path = context.bin_path
         self.writer = writer or sysfs.write_value
         self.entries = []
         self.backup_file = None
@@ -328,8 +327,8 @@ class BlockQueue(LivePlusFile, Plan):
         return Unsupported(LivePlusFile.read_only_now(self, key, exc), True)
 
     def applied(self, desired, persisted, done):
-        if done.change.needed and not self.check_mode:
-            done.reload = self._reload(sorted(desired.chosen))
+        if done.change.needed:
+            done.reload = self.gate.write(self._reload, sorted(desired.chosen))
 
     def file_text(self, desired, persisted, done):
         """The rules file's text with every value the kernel did not refuse."""
@@ -415,8 +414,8 @@ class BlockQueue(LivePlusFile, Plan):
         record_name = '%s/queue/%s' % (disk, name)
         target = self.file if self.persist else '/sys/block/%s/queue/%s' % (disk, name)
         before, after = done.before[(disk, name)], done.after[(disk, name)]
-        live_now = before if self.check_mode else after
-        persisted_now = (persisted_before if self.check_mode else persisted_after).get(name)
+        live_now = after   # what the gate kept back leaves after as before
+        persisted_now = self.gate.now(persisted_before, persisted_after).get(name)
         details = list(plan['notes'])
         if self.persist:
             details.extend(self._key_notes(disk, desired.keys[disk]))
@@ -431,14 +430,14 @@ class BlockQueue(LivePlusFile, Plan):
             return Setting(record_name, target, want, live_now, persisted_now, UNSUPPORTED, '; '.join(details))
         how = self.comparisons.get(name)
         live_ok = meets(before, want, how) if self.apply_live else None
-        if self.apply_live and not self.check_mode and (disk, name) in done.written:
+        if self.apply_live and (disk, name) in done.written:
             if not meets(after, want, how):
                 details.append('wrote %r but %s reads back %r' % (want, disk, after))
                 return Setting(record_name, target, want, live_now, persisted_now, FAILED, '; '.join(details))
             details.append('was %r' % done.written[(disk, name)])
         persisted_ok = meets(persisted_before.get(name), want, how) if self.persist else None
         if self.persist and not persisted_ok:
-            details.append(did(self.check_mode, 'write %s' % self.file))
+            details.append(self.gate.did('write %s' % self.file))
             if done.change.needed and done.reload:
                 details.append(done.reload['detail'])
         tuned_sets = self.tuned.block_queue(disk, name, persisted_after.get(name) or before) if self.tuned and self.persist else None
@@ -446,13 +445,13 @@ class BlockQueue(LivePlusFile, Plan):
         if shadowed:
             details.append('%s sets %r for %s and wins at boot over %s' % (tuned_sets[1], tuned_sets[0], disk, self.file))
         # what the next boot gives: TuneD writes after udev's rule (check mode: over the rule as it is now)
-        tuned_now = tuned_sets if not self.check_mode or not self.tuned else \
-            self.tuned.block_queue(disk, name, persisted_before.get(name) or before)
+        tuned_now = self.gate.now(self.tuned.block_queue(disk, name, persisted_before.get(name) or before),
+                                  tuned_sets) if self.tuned else tuned_sets
         if tuned_now:
             persisted_now = tuned_now[0]
             if not shadowed and meets(tuned_now[0], want, how):
                 details.append('persisted by %s' % tuned_now[1])
-        status = decide_status(live_ok, persisted_ok, self.check_mode, shadowed=shadowed)
+        status = self.gate.status(live_ok, persisted_ok, shadowed=shadowed)
         return Setting(record_name, target, want, live_now, persisted_now, status, '; '.join(details),
                        comparison=how or compare.EXACT, source='task option: block_queue.%s' % plan['sources'][name])
 
@@ -461,4 +460,4 @@ class BlockQueue(LivePlusFile, Plan):
         for entry in self.entries:
             for name in self._order(entry.attributes):
                 result.add(Setting('%s/queue/%s' % (entry.describe(), name), None, entry.attributes[name],
-                                   None, None, decide_status(None, None, self.check_mode, unsupported=True), why))
+                                   None, None, self.gate.status(None, None, unsupported=True), why))

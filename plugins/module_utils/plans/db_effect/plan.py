@@ -73,20 +73,19 @@ class DbEffect(Plan):
 
     source = 'task option: db_effect.checks'
 
-    def __init__(self, service, checks=None, engine=None, huge_pages_bytes=None, memlock=None, cpus=None,
-                 mems=None, direct_io_paths=None, changed_by=None, root='/', check_mode=False, runner=None):
-        self.service = service
-        self.checks = list(checks or [])
-        self.engine = engine
-        self.huge_pages_bytes = huge_pages_bytes
-        self.memlock = memlock
-        self.cpus = cpus
-        self.mems = mems
-        self.direct_io_paths = list(direct_io_paths or [])
-        self.changed_by = list(changed_by or [])
-        self.root = root
-        self.check_mode = check_mode
-        self.runner = runner
+    def __init__(self, options, context):
+        self.service = options.service
+        self.checks = list(options.checks or [])
+        self.engine = options.engine
+        self.huge_pages_bytes = options.huge_pages_bytes
+        self.memlock = options.memlock
+        self.cpus = options.cpus
+        self.mems = options.mems
+        self.direct_io_paths = list(options.direct_io_paths or [])
+        self.changed_by = list(options.changed_by or [])
+        self.root = options.root
+        self.gate = context.gate
+        self.runner = context.runner
 
     def validate(self):
         self.root = validate.check_root(self.root)

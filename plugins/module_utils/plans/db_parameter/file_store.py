@@ -17,7 +17,7 @@ __metaclass__ = type
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import FileChange
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import (
-    FAILED, PENDING_RESTART, UNSUPPORTED, Setting, decide_status, did)
+    FAILED, PENDING_RESTART, UNSUPPORTED, Setting)
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter.common import apply_edits, live_info
 
 
@@ -85,13 +85,11 @@ class FileStore(object):
         after = dict((key, engine.persisted(key)) for key in desired)
         # A value another file sets after ours cannot become live by a reload: not waited for.
         shadowed = set(key for key in desired if not engine.same(key, after[key][0], desired[key], live.values.get(key)))
-        reloaded = None
-        if not plan.check_mode:
-            for change in changes:
-                backup_name = change.commit(module, backup_file=plan.backup)
-                if backup_name:
-                    plan.backup_files.append(backup_name)
-            reloaded = engine.reload_changed(desired, live.values, shadowed)
+        for change in changes:
+            backup_name = plan.gate.commit(change, module, plan.backup)
+            if backup_name:
+                plan.backup_files.append(backup_name)
+        reloaded = plan.gate.write(engine.reload_changed, desired, live.values, shadowed)
         return {'changes': changes, 'written': written, 'after': after, 'reloaded': reloaded}
 
     def render(self, result, desired, live, persisted, done):
@@ -111,14 +109,14 @@ class FileStore(object):
     def record(self, key, want, before, after, live, written, reloaded):
         """The Setting of one parameter: its files, then what the running server has."""
         engine = self.engine
-        check_mode = self.plan.check_mode
+        gate = self.plan.gate
         before_value, before_where = before
-        persisted_value = before_value if check_mode else after.value
+        persisted_value = gate.now(before_value, after.value)
         info, unknown = live_info(live, key)
         target = (written or [before_where.split(' line ')[0] if before_where else self.plan.path])[0]
         details = []
         if written:
-            details.append(did(check_mode, 'write %s' % ', '.join(written)))
+            details.append(gate.did('write %s' % ', '.join(written)))
         if info is not None and info.read_only:
             return Setting(key, target, engine.show(want), engine.show(info.value), engine.show(persisted_value),
                            UNSUPPORTED, 'read-only: fixed when the server was built or initialised')
@@ -130,7 +128,7 @@ class FileStore(object):
         persisted_ok = engine.same(key, before_value, want, info)
         if not shadowed and not written and before_where:
             details.append('persisted at %s' % before_where)
-        status = decide_status(live_ok, persisted_ok, check_mode, live_needs=live_needs, shadowed=shadowed)
+        status = gate.status(live_ok, persisted_ok, live_needs=live_needs, shadowed=shadowed)
         return Setting(key, target, engine.show(want), engine.show(live_value), engine.show(persisted_value), status,
                        '; '.join(d for d in details if d))
 
@@ -165,8 +163,8 @@ class FileStore(object):
             live_needs = PENDING_RESTART
             details.append('the running server keeps %r; reload is false, so it applies at the next reload or '
                            'restart' % (live_value,))
-        elif live_ok is False and plan.check_mode:
-            details.append('would reload the configuration')
+        elif live_ok is False and plan.gate.check_mode:
+            details.append(plan.gate.did('reload the configuration'))
         elif live_ok is False:
             live_value, failed = self.reload_outcome(key, want, live_value, reloaded, details)
         return live_value, live_ok, live_needs, shadowed, failed

@@ -23,7 +23,7 @@ import re
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import journal
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import (
-    FAILED, PENDING_RESTART, Setting, decide_status)
+    FAILED, PENDING_RESTART, Setting)
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import oracle_pfile as pfile
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter.common import (
     NOT_PERSISTED, Engine, LiveValue, Persisted, plain_value)
@@ -275,23 +275,29 @@ class SpfileStore(object):
         done = {'reason': None, 'target': engine.spfile or 'spfile', 'changes': changes, 'ran': False,
                 'statements': dict(zip(sorted(changes), engine.alter_statements(changes))),
                 'refused': None, 'live': live.values}
-        if changes and not self.plan.check_mode:
-            journal.before('unsupported', 'db_parameter oracle spfile %s' % done['target'], root=self.plan.root,
-                           detail='the spfile is changed through ALTER SYSTEM ... SCOPE=SPFILE (before: %s); a revert '
-                                  'does not change it back: set them again with ALTER SYSTEM' % (
-                                      ', '.join('%s=%s' % (key, ','.join(persisted.get(key) or []) or '(not set)')
-                                                for key in sorted(changes))))
-            try:
-                engine.sqlplus_run([done['statements'][key] for key in sorted(changes)])
-            except OSError as exc:
-                done['refused'] = str(exc)
-            try:
-                done['live'] = engine.read_live(set(desired))
-            except OSError as exc:
-                done['refused'] = done['refused'] or 'reading back: %s' % exc
-            done['ran'] = True
+        if changes:
+            self.plan.gate.write(self._alter, desired, persisted, done)
         done['after'] = dict(engine.spfile_values)
         return done
+
+    def _alter(self, desired, persisted, done):
+        """Run the ALTER SYSTEM statements of ``done['changes']`` (noted first as what a revert cannot undo),
+        then read the instance back."""
+        engine, changes = self.engine, done['changes']
+        journal.before('unsupported', 'db_parameter oracle spfile %s' % done['target'], root=self.plan.root,
+                       detail='the spfile is changed through ALTER SYSTEM ... SCOPE=SPFILE (before: %s); a revert '
+                              'does not change it back: set them again with ALTER SYSTEM' % (
+                                  ', '.join('%s=%s' % (key, ','.join(persisted.get(key) or []) or '(not set)')
+                                            for key in sorted(changes))))
+        try:
+            engine.sqlplus_run([done['statements'][key] for key in sorted(changes)])
+        except OSError as exc:
+            done['refused'] = str(exc)
+        try:
+            done['live'] = engine.read_live(set(desired))
+        except OSError as exc:
+            done['refused'] = done['refused'] or 'reading back: %s' % exc
+        done['ran'] = True
 
     def render(self, result, desired, live, persisted, done):
         engine = self.engine
@@ -310,21 +316,21 @@ class SpfileStore(object):
 
     def record(self, key, want, before, done):
         engine = self.engine
-        check_mode = self.plan.check_mode
+        gate = self.plan.gate
         target = done['target']
         info = done['live'].get(key)
         live_value = engine.show(info.value) if info is not None else None
-        persisted_now = before.get(key) if check_mode else done['after'].get(key)
+        persisted_now = gate.now(before.get(key), done['after'].get(key))
         details = []
         if key in done['changes']:
             statement = done['statements'][key]
             if done['refused']:
                 return Setting(key, target, engine.show(want), live_value, engine.show(before.get(key)),
                                FAILED, '%s failed: %s' % (statement, done['refused']))
-            if not check_mode and not engine.same(key, persisted_now, want):
+            if done['ran'] and not engine.same(key, persisted_now, want):
                 return Setting(key, target, engine.show(want), live_value, engine.show(persisted_now),
                                FAILED, 'ran %s but the spfile reads back %r' % (statement, engine.show(persisted_now)))
-            details.append('%s %s' % ('would run' if check_mode else 'ran', statement))
+            details.append(gate.did('run %s' % statement))
         if self.plan.path is not None:
             details.append('%s is left as it is: the instance starts from the spfile' % self.plan.path)
         live_ok = engine.same(key, info.value, want) if info is not None else None
@@ -335,7 +341,6 @@ class SpfileStore(object):
         elif not live_ok:
             details.append('%s: the running instance keeps %r until it restarts' % (
                 'static parameter' if info.static else 'set with SCOPE=SPFILE', live_value))
-        status = decide_status(live_ok, engine.same(key, before.get(key), want), check_mode,
-                               live_needs=PENDING_RESTART)
+        status = gate.status(live_ok, engine.same(key, before.get(key), want), live_needs=PENDING_RESTART)
         return Setting(key, target, engine.show(want), live_value, engine.show(persisted_now), status,
                        '; '.join(details))

@@ -60,34 +60,32 @@ class DbParameter(Plan):
     failed_label = 'not applied'
     shadowed_label = 'shadowed'
 
-    def __init__(self, engine, params, path=None, backup=False, root='/', oracle_home=None, oracle_sid=None,
-                 sid='*', mysql_section='mysqld', read_live=True, reload=True, os_user=None, login_user=None,
-                 login_password=None, login_host=None, login_port=None, login_db=None, fail_on_shadowed=True,
-                 check_mode=False, runner=None, which=None, euid=None, system_name=None, find_server=None,
-                 base_page=None):
-        self.engine_name = engine
-        self.raw_params = params
-        self.path = path
-        self.backup = backup
-        self.root = validate.check_root(root)
-        self.oracle_home = oracle_home
-        self.oracle_sid = oracle_sid
-        self.sid = sid or '*'
-        self.mysql_section = (mysql_section or 'mysqld').lower()
-        self.read_live_option = read_live
-        self.reload = reload
-        self.os_user = os_user
-        self.login_user = login_user
-        self.login_password = login_password
-        self.login_host = login_host
-        self.login_port = login_port
-        self.login_db = login_db
-        self.fail_on_shadowed = fail_on_shadowed
-        self.check_mode = check_mode
-        self.runner = runner
-        self.which = which or (lambda name: None)
+    def __init__(self, options, context, euid=None, find_server=None, base_page=None):
+        """``euid``, ``find_server`` and ``base_page``: a test's doubles (None: this host's)."""
+        self.engine_name = options.engine
+        self.raw_params = options.params
+        self.path = options.path
+        self.backup = options.backup
+        self.root = validate.check_root(options.root)
+        self.oracle_home = options.oracle_home
+        self.oracle_sid = options.oracle_sid
+        self.sid = options.sid or '*'
+        self.mysql_section = (options.mysql_section or 'mysqld').lower()
+        self.read_live_option = options.read_live
+        self.reload = options.reload
+        self.os_user = options.os_user
+        self.login_user = options.login_user
+        self.login_password = options.login_password
+        self.login_host = options.login_host
+        self.login_port = options.login_port
+        self.login_db = options.login_db
+        self.fail_on_shadowed = options.fail_on_shadowed
+        self.gate = context.gate
+        # a database client runs as its module would (engine/... db_runner: in /, with an environment)
+        self.runner = context.db_runner
+        self.which = context.bin_path
         self.euid = os.geteuid() if euid is None else euid
-        self.system_name = system_name
+        self.system_name = context.system_name
         # major version (or None) -> the server binary installed for it, or None; a test's seam
         # (None: the engine looks where the distributions install it)
         self.find_server = find_server

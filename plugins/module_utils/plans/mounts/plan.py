@@ -22,7 +22,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.engine import valida
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import FileChange, PathError, check_regular, read_text, rooted
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import (
-    CHANGED, FAILED, OK, PENDING_REBOOT, Setting, decide_status)
+    CHANGED, FAILED, OK, PENDING_REBOOT, Setting)
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import systemd
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats.fstab import normalize_path
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.base import Plan
@@ -68,6 +68,19 @@ class Mount(object):
         self.remount_skipped = None
 
 
+# live_root's default: / for the root /, else None (no live state)
+FROM_ROOT = object()
+
+
+def mount_list(options):
+    """The mounts of a call: ``mounts``, or the one mount ``path``, ``present`` and ``absent`` name."""
+    if options.mounts is not None:
+        if options.present or options.absent:
+            raise InputError('present and absent go inside each item of mounts, not beside it')
+        return options.mounts
+    return [dict(path=options.path, present=options.present, absent=options.absent)]
+
+
 class MountOptions(Plan):
     """One run of the mount_options module: validate, plan, write, remount, report.
 
@@ -78,9 +91,11 @@ class MountOptions(Plan):
     write is followed by ``systemctl daemon-reload``.  LivePlusFile writes live values one by one
     and then the file from what the system took.
 
-    ``mounts``: a list of {path, present, absent}.  ``live_root``: where /proc (Linux) or
-    /etc/mnttab (SunOS) are read from; None when the live state is not managed (a ``root``
-    other than ``/``: remounting would act on the running host, not on the image).
+    ``options``: the kind's options object (state/registry.py): ``mounts``, a list of {path,
+    present, absent}, or ``path``, ``present`` and ``absent`` for one mount.  ``live_root``: where
+    /proc (Linux) or /etc/mnttab (SunOS) are read from; None when the live state is not managed
+    (the default for a ``root`` other than ``/``: remounting would act on the running host, not
+    on the image; a test gives its tree).
     ``runner(argv)`` returns (rc, stdout, stderr).  ``systemd_running``: whether to run
     ``systemctl daemon-reload`` after the file is written (systemd makes its mount units
     from fstab; until a reload they keep the old options); default: the live host is
@@ -98,23 +113,24 @@ class MountOptions(Plan):
         lines = set('%s on %s (%s)' % (s.name, s.target, s.detail) for s in failed)
         return 'remount refused: %s' % ', '.join(sorted(lines))
 
-    def __init__(self, mounts, remount=True, file=None, root='/', backup=False, check_mode=False,
-                 system_name=None, runner=None, live_root='/', mount_command='mount', systemd_running=None):
+    def __init__(self, options, context, live_root=FROM_ROOT, systemd_running=None):
         try:
-            self.platform = platforms.pick(PLATFORMS, system_name)()
+            self.platform = platforms.pick(PLATFORMS, context.system_name)()
         except platforms.UnsupportedPlatform as exc:
             raise InputError(str(exc))
-        self.raw_mounts = mounts
-        self.remount = remount
-        self.file = file or self.platform.default_file
-        self.root = validate.check_root(root)
-        self.backup = backup
-        self.check_mode = check_mode
-        self.runner = runner
+        self.raw_mounts = mount_list(options)
+        self.remount = options.remount
+        self.file = options.fstab or self.platform.default_file
+        self.root = validate.check_root(options.root)
+        self.backup = options.backup
+        self.gate = context.gate
+        self.runner = context.runner
+        if live_root is FROM_ROOT:
+            live_root = '/' if os.path.realpath(self.root) == '/' else None
         self.live_root = live_root
-        self.mount_command = mount_command
+        self.mount_command = context.bin_path('mount', required=live_root is not None) or 'mount'
         if systemd_running is None:
-            systemd_running = (live_root == '/' and runner is not None and self.platform.name == platforms.LINUX
+            systemd_running = (live_root == '/' and self.runner is not None and self.platform.name == platforms.LINUX
                                and systemd.systemd_running('/'))
         self.systemd_running = systemd_running
         self.backup_file = None
@@ -259,23 +275,14 @@ class MountOptions(Plan):
 
         # Persist first: on Linux, mount(8) merges the fstab line's options into the remount.
         change = FileChange(persisted.local_file, persisted.text, text_after, self.file)
-        backup_file = self.backup_file = change.commit(module, backup_file=self.backup, check_mode=self.check_mode)
-        written = change.needed and not self.check_mode
+        backup_file = self.backup_file = self.gate.commit(change, module, self.backup)
+        written = change.needed and self.gate.open
         reload_errors = [self._reload_units()] if written else []
 
         for mount in mounts:
             self._plan_remount(mount)
-            if self.check_mode or not mount.remount_argv:
-                continue
-            journal.before('unsupported', 'mount %s' % mount.path, root=self.root,
-                           detail='remounted with %s (before: %s); a revert puts the file back but does not remount: '
-                                  'the mount keeps these options until it is mounted again' % (
-                                      ','.join(mount.new_options), ','.join(mount.live_before.options) if mount.live_before else 'unknown'))
-            rc, out, err = self.runner(mount.remount_argv)
-            if rc != 0:
-                mount.remount_error = (err or out or 'exit status %d' % rc).strip()
-            else:
-                journal.record('remounted %s' % mount.path)
+            if mount.remount_argv:
+                self.gate.write(self._remount, mount)
 
         failed = set(mount.entry.index for mount in mounts if mount.remount_error)
         if failed and written:
@@ -285,12 +292,24 @@ class MountOptions(Plan):
             FileChange(persisted.local_file, read_text(persisted.local_file), text_after, self.file).apply(module)
             reload_errors.append(self._reload_units())
         live_after = None
-        if not self.check_mode and any(mount.remount_argv for mount in mounts):
-            live_after = self.read_live() or {}
+        if self.gate.open and any(mount.remount_argv for mount in mounts):
+            live_after = self.read_live() or {}   # read back after the remounts
         for mount in mounts:
             mount.live_after = live_after.get(mount.path) if live_after is not None else mount.live_before
         return {'mounts': mounts, 'text': text_after, 'backup_file': backup_file,
                 'reload_errors': [error for error in reload_errors if error]}
+
+    def _remount(self, mount):
+        """Run one mount point's remount, noted first as what a revert cannot undo; its refusal in remount_error."""
+        journal.before('unsupported', 'mount %s' % mount.path, root=self.root,
+                       detail='remounted with %s (before: %s); a revert puts the file back but does not remount: '
+                              'the mount keeps these options until it is mounted again' % (
+                                  ','.join(mount.new_options), ','.join(mount.live_before.options) if mount.live_before else 'unknown'))
+        rc, out, err = self.runner(mount.remount_argv)
+        if rc != 0:
+            mount.remount_error = (err or out or 'exit status %d' % rc).strip()
+        else:
+            journal.record('remounted %s' % mount.path)
 
     def _refuse_ufs_only(self, mounts):
         """Options only UFS has (forcedirectio: ufs_vfsops.c parses it, ZFS and the others do not)
@@ -390,7 +409,7 @@ class MountOptions(Plan):
                 mount.live_before.fstype, option_key(token))
         if mount.remount_skipped:
             return PENDING_REBOOT, 'remount is false: it takes effect at the next mount'
-        if self.check_mode:
+        if self.gate.check_mode:
             if not mount.remount_argv:
                 return PENDING_REBOOT, 'no option undoes it on remount: it goes at the next mount'
             return None, 'would remount with %s' % ' '.join(mount.remount_argv)
@@ -411,11 +430,10 @@ class MountOptions(Plan):
         else:
             persisted_ok = not any(matches_absent(token, have) for have in entry_options)
         live_before = mount.live_before
-        live_after = mount.live_after if not self.check_mode else live_before
+        live_after = mount.live_after   # the gate kept back: as before
         live_ok = self.live_ok(token, wanted, live_before.options) if live_before else None
         live_shown = self._group_tokens(token, live_after.options, live=True) if live_after else None
-        persisted_shown = self._group_tokens(token, entry_options if self.check_mode or mount.remount_error
-                                             else mount.new_options)
+        persisted_shown = self._group_tokens(token, self._persisted_now(mount))
 
         details = self._notes(mount, token, wanted)
         if mount.remount_error and (live_ok is False or not persisted_ok):
@@ -427,19 +445,22 @@ class MountOptions(Plan):
             needs, detail = self._live_detail(mount, token, wanted, live_shown)
             details.append(detail)
         if not persisted_ok:
-            details.insert(0, '%s %s line %d' % ('would edit' if self.check_mode else 'edited', self.file,
-                                                 mount.entry.lineno))
-        status = decide_status(live_ok, persisted_ok, self.check_mode, live_needs=needs)
+            details.insert(0, self.gate.did('edit %s line %d' % (self.file, mount.entry.lineno)))
+        status = self.gate.status(live_ok, persisted_ok, live_needs=needs)
         if status == OK and not details:
             details.append('in effect and in %s' % self.file)
         if status == CHANGED and not details:
             details.append('changed')
         return Setting(name, mount.path, desired, live_shown, persisted_shown, status, '; '.join(details))
 
+    def _persisted_now(self, mount):
+        """The options the file holds for ``mount`` now: as before when kept back or refused, else the new ones."""
+        return mount.entry.options if mount.remount_error else self.gate.now(mount.entry.options, mount.new_options)
+
     def _summary(self, mount):
         live_before = mount.live_before
-        live_after = mount.live_after if not self.check_mode else live_before
-        persisted = mount.entry.options if (self.check_mode or mount.remount_error) else mount.new_options
+        live_after = mount.live_after
+        persisted = self._persisted_now(mount)
         return {
             'path': mount.path,
             'fstype': mount.entry.fstype,
@@ -450,6 +471,6 @@ class MountOptions(Plan):
             'mounted': live_before is not None if self.live_root is not None else None,
             'live_before': ','.join(live_before.options) if live_before else None,
             'live': ','.join(live_after.options) if live_after else None,
-            'remount_command': mount.remount_argv if (mount.remount_argv and not self.check_mode) else None,
+            'remount_command': self.gate.now(None, mount.remount_argv or None),
             'remount_error': mount.remount_error,
         }

@@ -17,7 +17,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import numa
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import OK, Setting, decide_status
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import OK, Setting
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import cmdline
 
 RECORD = 'isolated CPUs'
@@ -81,9 +81,9 @@ def _side(cpus, when, line):
     return (numa.render_cpu_list(overlap) if overlap else ''), details
 
 
-def isolation_record(name, cpus, root, check_mode):
+def isolation_record(name, cpus, root, gate):
     """The ``isolated CPUs`` record of set ``name`` (its ``cpus``), or None without isolcpus= or
-    nohz_full= on the running or the next boot's command line."""
+    nohz_full= on the running or the next boot's command line; ``gate``: the run's (engine/gate.py)."""
     sides, details, boot_source = {}, [], None
     for when, line in _lines(root):
         overlap, said = _side(cpus, when, line)
@@ -95,7 +95,7 @@ def isolation_record(name, cpus, root, check_mode):
     if not details:
         return None
     conflict = [value for value in sides.values() if value]
-    status = decide_status(None, None, check_mode, shadowed=True) if conflict else OK
+    status = gate.status(None, None, shadowed=True) if conflict else OK
     live = sides.get('running')
     reason = 'shadowed: CPUs %s isolated by isolcpus=' % conflict[-1] if conflict else None
     return Setting(RECORD, boot_source, numa.render_cpu_list(cpus), live,

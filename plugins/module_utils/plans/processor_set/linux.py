@@ -45,13 +45,13 @@ class LinuxProcessorSet(Plan):
     the topology, the records and the backup file.
     """
 
-    def __init__(self, args, check_mode=False, runner=None, proc='/proc', cgroup_mounts=None):
-        self.args = args
+    def __init__(self, options, context, proc='/proc', cgroup_mounts=None):
+        self.args = args = options._asdict()
         self.name = args.get('name')
         self.state = args.get('state') or 'present'
         self.root = '/' if args.get('root') is None else args['root']
-        self.check_mode = check_mode
-        self.runner = runner
+        self.gate = context.gate
+        self.runner = context.runner
         self.live = self.root == '/'
         self.procs = ProcTable(proc)
         self.cgroup_mounts = cgroup_mounts
@@ -187,7 +187,7 @@ class LinuxProcessorSet(Plan):
                 'Linux does not keep other processes off CPUs %s at run time: checked that CPUs %s stay for the '
                 'rest of the system; use isolcpus= or systemd CPUAffinity= in system.conf to fence them'
                 % (numa.render_cpu_list(self.cpus), numa.render_cpu_list(check_exclusive(self.cpus, self.topology)))))
-        isolated = isolation_record(self.name, self.cpus, self.root, self.check_mode) if self.state == 'present' else None
+        isolated = isolation_record(self.name, self.cpus, self.root, self.gate) if self.state == 'present' else None
         if isolated:
             result.add(isolated)
         backup_file = done['service'] and done['service']['backup_file']

@@ -32,14 +32,15 @@ class ProcessorSet(Plan):
     def failed_label(self):
         return 'processor set %s' % self.impl.name
 
-    def __init__(self, args, check_mode=False, runner=None, system_name=None, **kwargs):
+    def __init__(self, options, context, **seams):
+        """``seams``: a test's doubles, as the platform's plan names them (LinuxProcessorSet: proc, cgroup_mounts)."""
         try:
             factory = platforms.pick({platforms.LINUX: LinuxProcessorSet,
-                                      platforms.SUNOS: SunOSProcessorSet}, system_name)
+                                      platforms.SUNOS: SunOSProcessorSet}, context.system_name)
         except platforms.UnsupportedPlatform as exc:
             raise InputError(str(exc))
-        self.check_mode = check_mode
-        self.impl = factory(args, check_mode=check_mode, runner=runner, **kwargs)
+        self.gate = context.gate
+        self.impl = factory(options, context, **seams)
 
     def validate(self):
         self.impl.validate()

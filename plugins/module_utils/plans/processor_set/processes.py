@@ -18,7 +18,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.engine import journa
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import numa
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import (
-    FAILED, OK, UNSUPPORTED, Setting, decide_status, did)
+    FAILED, OK, UNSUPPORTED, Setting, decide_status)
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.processor_set.service import show_list
 
 # How one process stands against the set: its CPUs, its memory nodes, and its cpuset (in it, or out of
@@ -41,7 +41,7 @@ class ProcessBinding(object):
     """The processes part of a Linux processor set run.
 
     ``plan`` is the LinuxProcessorSet (cpus, mems, state, matchers, procs, live, root,
-    check_mode), ``cpuset`` our CpusetV1 or False.  read_live() -> {'cpuset': state before,
+    gate), ``cpuset`` our CpusetV1 or False.  read_live() -> {'cpuset': state before,
     'found': [(matcher, pids, [entry])]}, an entry {pid, cmdline, before, checks} per process
     not seen before; apply(live) -> {pid: {'error', 'after', 'after_checks'}} for the processes
     moved, with 'cpuset_error' and 'cpuset_after'; records(live, done) -> Settings.
@@ -170,8 +170,13 @@ class ProcessBinding(object):
     def apply(self, live):
         plan, cpuset = self.plan, self.cpuset
         done = {'moved': {}, 'cpuset_error': None, 'cpuset_after': None}
-        if live is None or plan.check_mode:
-            return done
+        if live is not None:
+            plan.gate.write(self._bind, live, done)
+        return done
+
+    def _bind(self, live, done):
+        """Move the processes that are not on the set's CPUs, then make (or remove) our cpuset."""
+        plan, cpuset = self.plan, self.cpuset
         moving = any(self._needs_move(entry) for dummy, dummy2, entries in live['found'] for entry in entries)
         cpuset_changes = cpuset and (
             (plan.state == 'present' and (live['seen'] or live['cpuset'] is not None)
@@ -197,7 +202,6 @@ class ProcessBinding(object):
                 cpuset.remove()
             except OSError as exc:
                 done['cpuset_error'] = exc
-        return done
 
     def _cpuset_wanted(self):
         return {'cpus': list(self.plan.cpus), 'mems': list(self.plan.mems), 'memory_migrate': '1'}
@@ -220,18 +224,18 @@ class ProcessBinding(object):
                 settings.append(self._record(entry, matcher, desired, done['moved'].get(entry['pid'])))
         cpuset = self.cpuset
         if cpuset and plan.state == 'present' and (live['seen'] or live['cpuset'] is not None):
-            status = decide_status(None, live['cpuset'] == self._cpuset_wanted(), plan.check_mode)
+            status = plan.gate.status(None, live['cpuset'] == self._cpuset_wanted())
             detail = 'cgroup v1 cpuset %s; tasks moved into it take their pages along (memory_migrate=1)' \
                 % cpuset.cgroup_path
             if done['cpuset_error'] is not None:
                 status, detail = FAILED, 'setting up cpuset %s failed: %s' % (cpuset.cgroup_path, done['cpuset_error'])
             settings.append(Setting('cpuset:%s' % cpuset.name, cpuset.folder,
                                     {'cpus': desired['cpus'], 'mems': desired['mems'], 'memory_migrate': '1'},
-                                    _cpuset_report(done['cpuset_after'] if not plan.check_mode else live['cpuset']),
+                                    _cpuset_report(plan.gate.now(live['cpuset'], done['cpuset_after'])),
                                     None, status, detail))
         elif cpuset and plan.state == 'absent' and live['cpuset'] is not None:
-            status = decide_status(None, False, plan.check_mode)
-            detail = did(plan.check_mode, 'remove cpuset %s' % cpuset.cgroup_path)
+            status = plan.gate.status(None, False)
+            detail = plan.gate.did('remove cpuset %s' % cpuset.cgroup_path)
             if done['cpuset_error'] is not None:
                 status, detail = FAILED, 'removing cpuset %s failed: %s' % (cpuset.cgroup_path, done['cpuset_error'])
             settings.append(Setting('cpuset:%s' % cpuset.name, cpuset.folder, None,
@@ -255,7 +259,7 @@ class ProcessBinding(object):
             if not live_ok:
                 details.append('would move it from CPUs %s, memory %s%s' % (
                     before['cpus'], before['mems'], _where(before, self.cpuset)))
-            return Setting(name, what, desired, before, None, decide_status(live_ok, None, self.plan.check_mode),
+            return Setting(name, what, desired, before, None, self.plan.gate.status(live_ok, None),
                            '; '.join(details))
         error, after = moved['error'], moved['after']
         if error is not None:

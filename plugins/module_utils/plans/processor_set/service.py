@@ -14,7 +14,7 @@ __metaclass__ = type
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import numa
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import (
-    FAILED, PENDING_RESTART, Setting, decide_status)
+    FAILED, PENDING_RESTART, Setting)
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import systemd
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.dropin import UnitDropIn
 
@@ -106,7 +106,7 @@ class ServiceBinding(object):
     """The service part of a Linux processor set run.
 
     ``plan`` is the LinuxProcessorSet (its validated cpus, mems, state, service, service_mode,
-    topology, procs, root, live, systemd_live and check_mode).  The steps follow the plan's
+    topology, procs, root, live, systemd_live and gate).  The steps follow the plan's
     hooks: show() (read live, in validate), read_persisted(), apply() -> done dict
     {change, before_values, after_values, shown_after, sources, failed, details, live, pid},
     record(result, done) -> the Setting.
@@ -165,28 +165,34 @@ class ServiceBinding(object):
         after = render_dropin(base, plan.service_mode, plan.cpus, plan.mems)
         change = self.dropin.change(before, after)
         done = {'change': change, 'show_after': show_before, 'details': [], 'failed': None, 'backup_file': None}
-        if change.needed and not plan.check_mode:
-            applied = self.dropin.apply(change, module, backup=bool(plan.args.get('backup')),
-                                        reload=plan.systemd_live, properties=SHOW_PROPERTIES)
-            done['backup_file'] = applied.backup_file
-            if applied.reload_error is not None:
-                done['failed'] = 'wrote %s but systemctl daemon-reload failed: %s' % (self.path, applied.reload_error)
+        if change.needed:
+            plan.gate.write(self._write, change, module, done)
+            if plan.gate.check_mode:
+                done['details'].append(plan.gate.did('%s %s' % ('remove' if after is None else 'write', self.path)))
+            if done['failed']:
                 return done
-            if applied.reloaded:
-                if applied.shown is None:
-                    raise InputError('service %s: systemctl show failed: %s' % (plan.service, applied.show_error))
-                done['show_after'] = applied.shown
-                done['details'].append('wrote %s and reloaded systemd' % self.path)
-            else:
-                done['details'].append('wrote %s' % self.path)
-        elif change.needed:
-            done['details'].append('would %s %s' % ('remove' if after is None else 'write', self.path))
-        if plan.systemd_live and not plan.check_mode:
+        if plan.systemd_live and plan.gate.open:
             done['values'], done['sources'] = done['show_after'], {}
         else:
             done['values'], done['sources'] = persisted_from_files(self.dropin.unit_texts(after or ''))
         done['live'], done['pid'] = self.read_live(done['show_after'] if plan.systemd_live else None)
         return done
+
+    def _write(self, change, module, done):
+        """Write (or remove) our drop-in, reload systemd and note what the unit shows after."""
+        plan = self.plan
+        applied = self.dropin.apply(change, module, backup=bool(plan.args.get('backup')),
+                                    reload=plan.systemd_live, properties=SHOW_PROPERTIES)
+        done['backup_file'] = applied.backup_file
+        if applied.reload_error is not None:
+            done['failed'] = 'wrote %s but systemctl daemon-reload failed: %s' % (self.path, applied.reload_error)
+        elif applied.reloaded:
+            if applied.shown is None:
+                raise InputError('service %s: systemctl show failed: %s' % (plan.service, applied.show_error))
+            done['show_after'] = applied.shown
+            done['details'].append('wrote %s and reloaded systemd' % self.path)
+        else:
+            done['details'].append('wrote %s' % self.path)
 
     def read_live(self, show):
         """Main PID's CPUs, allowed memory nodes and memory policy, or None when not running."""
@@ -227,7 +233,7 @@ class ServiceBinding(object):
         if not self.persisted_ok(done['values']):
             others = [p for p in (done['show_after'] or {}).get('DropInPaths', '').split() if p != self.path] if \
                 plan.systemd_live else sorted(set(v for k, v in done['sources'].items() if v != self.path))
-            if not (plan.check_mode and done['change'].needed and plan.systemd_live):
+            if not (plan.gate.check_mode and done['change'].needed and plan.systemd_live):
                 # (in check mode systemd has not seen our file yet; nothing to conclude)
                 shadowed = True
                 details.append('the unit still gets %s; other files setting it: %s' % (
@@ -243,8 +249,8 @@ class ServiceBinding(object):
         elif live_ok is False:
             details.append('main PID %d runs on CPUs %s, memory %s (policy %s); a restart applies the drop-in' % (
                 done['pid'], live['cpus'], live['mems'], live['numa_policy']))
-        status = decide_status(live_ok, persisted_ok, plan.check_mode, live_needs=PENDING_RESTART, shadowed=shadowed)
+        status = plan.gate.status(live_ok, persisted_ok, live_needs=PENDING_RESTART, shadowed=shadowed)
         # In check mode the record shows what is persisted now, not what would be.
-        persisted_shown = persisted['values'] if plan.check_mode else done['values']
+        persisted_shown = plan.gate.now(persisted['values'], done['values'])
         return Setting(name, self.path, self.desired(), live, persisted_summary(persisted_shown), status,
                        '; '.join(details))

@@ -20,7 +20,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.engine import journa
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import numa
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import FAILED, OK, Setting, decide_status, did
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import FAILED, OK, Setting
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.base import Plan
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.processor_set.common import (
     SET_NAME, ProcessMatcher, check_cpus_exist, parse_list)
@@ -76,14 +76,14 @@ class SunOSProcessorSet(Plan):
     'bound' (the pids it bound) and 'after' (read back; ``before`` when none was bound).
     """
 
-    def __init__(self, args, check_mode=False, runner=None, **kwargs):
-        self.args = args
+    def __init__(self, options, context):
+        self.args = args = options._asdict()
         self.name = args.get('name')
         self.state = args.get('state') or 'present'
         self.root = '/' if args.get('root') is None else args['root']
         self.persist = args.get('persist', True) is not False
-        self.check_mode = check_mode
-        self.runner = runner
+        self.gate = context.gate
+        self.runner = context.runner
         self.pool = POOL_PREFIX + str(self.name)
         self.pools = ResourcePool(self)
         self.cpus = []
@@ -217,7 +217,7 @@ class SunOSProcessorSet(Plan):
         for group in groups:
             if group['pids']:
                 group['before'] = self.query(kind, group['pids'])
-                if to_bind(group['pids'], group['before'], target) and not self.check_mode:
+                if to_bind(group['pids'], group['before'], target) and self.gate.open:
                     break
         return groups
 
@@ -231,8 +231,7 @@ class SunOSProcessorSet(Plan):
                 before = self.query(kind, pids)
             todo = to_bind(pids, before, target)
             bound, after = [], before
-            if todo and not self.check_mode:
-                self.run_ok(bind_argv(group['what'], todo))
+            if todo and self.gate.write(self.run_ok, bind_argv(group['what'], todo)) is not None:
                 bound, after = todo, self.query(kind, pids)
             done.append({'what': group['what'], 'pids': pids, 'before': before, 'bound': bound, 'after': after})
         return done
@@ -248,7 +247,7 @@ class SunOSProcessorSet(Plan):
     def read_live(self, desired):
         live = self._read_live()
         target = self.pool if self.persist else live.get('set_id')
-        if self.state == 'present' and 'groups' in live and (self.check_mode or placement.all_bound(live, target)):
+        if self.state == 'present' and 'groups' in live and (self.gate.check_mode or placement.all_bound(live, target)):
             # Nothing left to change (or check mode): the memory is read before apply() too.
             live['memory'] = placement.read_memory(self, live['groups'])
         return live
@@ -265,7 +264,7 @@ class SunOSProcessorSet(Plan):
         live['set_id'] = self._find_set(live['sets'])
         if self.state == 'present':
             self._check_free(live['sets'], live['set_id'])
-            if live['set_id'] is not None or self.check_mode:
+            if live['set_id'] is not None or self.gate.check_mode:
                 live['groups'] = self.read_ahead('psrset', live['set_id'])
         return live
 
@@ -274,7 +273,7 @@ class SunOSProcessorSet(Plan):
 
     def apply(self, desired, live, persisted, module):
         done = self.pools.apply(live, persisted) if self.persist else self._apply_psrset(live)
-        if self.state == 'present' and 'memory' not in live and not self.check_mode:
+        if self.state == 'present' and 'memory' not in live and self.gate.open:
             # After the bindings: where the bound processes' shared memory lies (seed 000).
             done['memory'] = placement.read_memory(self, done['groups'])
         return done
@@ -326,17 +325,13 @@ class SunOSProcessorSet(Plan):
         """psrset -d; or psrset -c and the new set read back, then the processes bound."""
         done = {'removed': False, 'created': None, 'no_id': False, 'sets': None, 'groups': []}
         if self.state == 'absent':
-            if live['set_id'] is not None and not self.check_mode:
-                self.run_ok(['psrset', '-d', str(live['set_id'])])
-                done['removed'] = True
+            if live['set_id'] is not None:
+                done['removed'] = self.gate.write(self.run_ok, ['psrset', '-d', str(live['set_id'])]) is not None
             return done
-        if live['set_id'] is None and not self.check_mode:
-            set_id = self._create_set()
-            if set_id is None:
-                done['no_id'] = True
+        if live['set_id'] is None:
+            self.gate.write(self._new_set, done)
+            if done['no_id']:
                 return done
-            done['created'] = set_id
-            done['sets'] = parse_psrset_info(self.run_ok(['psrset', '-i', str(set_id)]))
         set_id, now = self._set_now(live, done)
         if now is not None and now['cpus'] != numa.render_cpu_list(self.cpus):
             return done
@@ -344,6 +339,15 @@ class SunOSProcessorSet(Plan):
         done['groups'] = self.bind_groups('psrset', set_id, groups,
                                           lambda what, todo: ['psrset', '-b', str(set_id)] + [str(p) for p in todo])
         return done
+
+    def _new_set(self, done):
+        """psrset -c, and the new set read back into ``done`` (``no_id`` when psrset printed none)."""
+        set_id = self._create_set()
+        if set_id is None:
+            done['no_id'] = True
+            return
+        done['created'] = set_id
+        done['sets'] = parse_psrset_info(self.run_ok(['psrset', '-i', str(set_id)]))
 
     def _create_set(self):
         """psrset -c CPUS -> the new set's id (None: it printed none).  psrset.c creates the set
@@ -371,18 +375,18 @@ class SunOSProcessorSet(Plan):
             if set_id is None:
                 return [Setting(name, 'psrset', None, None, None, OK, 'no user processor set holds CPUs %s' % cpus)]
             return [Setting(name, 'psrset', None, {'id': set_id, 'cpus': cpus}, None,
-                            decide_status(None, False, self.check_mode),
-                            did(self.check_mode, 'remove processor set %d' % set_id))]
+                            self.gate.status(None, False), self.gate.did('remove processor set %d' % set_id))]
         desired = {'cpus': cpus}
         if done['no_id']:
             return [Setting(name, 'psrset', desired, None, None, FAILED, 'psrset -c printed no set id')]
         created = live['set_id'] is None
         set_id, now = self._set_now(live, done)
-        status, detail = decide_status(not created, None, self.check_mode), SET_DETAIL
+        status, detail = self.gate.status(not created, None), SET_DETAIL
         if now is not None and now['cpus'] != cpus:
             status, detail = FAILED, 'processor set %d reads back CPUs %s' % (set_id, now['cpus'])
         records = [Setting(name, 'psrset', desired, now, None, status,
-                           ('would create a processor set; ' if created and self.check_mode else '') + detail)]
+                           (self.gate.did('create a processor set') + '; ' if created and self.gate.check_mode else '')
+                           + detail)]
         for group in done['groups']:
             records.extend(self._psrset_binding_records(group, set_id))
         return records
@@ -397,8 +401,8 @@ class SunOSProcessorSet(Plan):
         records = []
         for pid in pids:
             live_ok = group['before'].get(pid) == set_id if set_id is not None else False
-            status = decide_status(live_ok, None, self.check_mode)
-            if not self.check_mode and group['after'].get(pid) != set_id:
+            status = self.gate.status(live_ok, None)
+            if self.gate.open and group['after'].get(pid) != set_id:
                 status = FAILED
             records.append(Setting('pid:%d' % pid, what, {'set': set_id}, {'set': group['after'].get(pid)}, None,
                                    status, detail))

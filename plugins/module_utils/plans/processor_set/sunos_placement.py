@@ -63,7 +63,7 @@ def binds_now(groups, target, check_mode):
 def memory_record(plan, memory, groups, target):
     """The record of read_memory()'s answer ``memory``."""
     status, detail = memory['status'], memory['detail']
-    if status == DRIFT and binds_now(groups, target, plan.check_mode):
+    if status == DRIFT and binds_now(groups, target, plan.gate.check_mode):
         status, detail = PENDING_RESTART, '%s; %s' % (detail, RESTART)
     elif status == DRIFT:
         detail = '%s; %s' % (detail, RESTART)

@@ -15,7 +15,7 @@ import os
 import tempfile
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import numa
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import FAILED, OK, Setting, decide_status, did
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import FAILED, OK, Setting
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.processor_set.sunos_output import (
     parse_pool_info, pool_commands)
 
@@ -27,7 +27,7 @@ TARGET = '/etc/pooladm.conf'
 class ResourcePool(object):
     """The pools part of a SunOS run.
 
-    ``plan`` is the SunOSProcessorSet (pool, cpus, state, project, check_mode, runner, run_ok,
+    ``plan`` is the SunOSProcessorSet (pool, cpus, state, project, gate, runner, run_ok,
     and the process bindings: find_groups, read_ahead, bind_groups).
 
     read_live(active) -> {'pools_active', 'static': poolcfg -c info parsed (None: no
@@ -77,7 +77,7 @@ class ResourcePool(object):
     def reads_back_wrong(self, live_after):
         """Outside check mode: the running configuration is not as wanted after apply()."""
         want = self.want_live()
-        return not self.plan.check_mode and (live_after or {}).get('cpus') != want and \
+        return self.plan.gate.open and (live_after or {}).get('cpus') != want and \
             not (want is None and live_after is None)
 
     def project_change(self, have):
@@ -107,15 +107,15 @@ class ResourcePool(object):
         if not active:
             return live
         live['static'] = self.read_static()
-        if live['static'] is None and not plan.check_mode:
+        if live['static'] is None and plan.gate.open:
             return live
         live['dynamic'] = self.read_dynamic()
         if plan.state == 'absent':
             return live
         commands, live_before, live_ok = self.config_change(live['static'] or EMPTY_CONFIG, live['dynamic'])
         project_ok = not plan.project or self.project_change(plan.project_pool())[1]
-        if not plan.check_mode and (commands or not live_ok or not project_ok):
-            return live
+        if plan.gate.open and (commands or not live_ok or not project_ok):
+            return live   # read after apply()'s changes
         live['groups'] = plan.read_ahead('pool', plan.pool)
         return live
 
@@ -138,38 +138,54 @@ class ResourcePool(object):
         done = {'enabled': False, 'saved': False, 'static': None, 'dynamic': None, 'commands': [], 'applied': False,
                 'dynamic_after': None, 'projmod': None, 'groups': []}
         if not live['pools_active']:
-            if plan.state == 'absent' or plan.check_mode:
+            if plan.state == 'absent' or not plan.gate.write(self._enable, done):
                 return done
-            plan.run_ok(['pooladm', '-e'])
-            done['enabled'] = True
         static = live['static'] if 'static' in live else self.read_static()
-        if static is None and not plan.check_mode:
+        if static is None:
             # The file applied at boot; made from the running configuration when missing.
-            plan.run_ok(['pooladm', '-s'])
-            done['saved'] = True
-            static = parse_pool_info(plan.run_ok(['poolcfg', '-c', 'info']))
+            static = plan.gate.write(self._save, done)
         dynamic = live['dynamic'] if 'dynamic' in live else self.read_dynamic()
         done.update(static=static, dynamic=dynamic, dynamic_after=dynamic)
         commands, live_before, live_ok = self.config_change(static or EMPTY_CONFIG, dynamic)
-        if (commands or not live_ok) and not plan.check_mode:
-            if commands:
-                self.run_commands(commands)
-            plan.run_ok(['pooladm', '-c'])
-            done.update(commands=commands, applied=True,
-                        dynamic_after=parse_pool_info(plan.run_ok(['poolcfg', '-dc', 'info'])))
+        if commands or not live_ok:
+            plan.gate.write(self._commit, commands, done)
         if self.reads_back_wrong(self.pool_live(done['dynamic_after'])):
             return done
         if plan.project:
             want, ok = self.project_change(persisted['project_pool'])
-            if not ok and not plan.check_mode:
-                argv = ['projmod', '-s', '-K', 'project.pool=%s' % want, plan.project] if want else \
-                    ['projmod', '-r', '-K', 'project.pool=%s' % plan.pool, plan.project]
-                plan.run_ok(argv)
-                done['projmod'] = argv
+            if not ok:
+                done['projmod'] = plan.gate.write(self._projmod, want)
         if plan.state == 'present':
             groups = live['groups'] if 'groups' in live else plan.find_groups()
             done['groups'] = plan.bind_groups('pool', plan.pool, groups, self.bind_argv)
         return done
+
+    def _enable(self, done):
+        self.plan.run_ok(['pooladm', '-e'])
+        done['enabled'] = True
+        return True
+
+    def _save(self, done):
+        """pooladm -s: /etc/pooladm.conf saved from the running configuration; what it holds then."""
+        self.plan.run_ok(['pooladm', '-s'])
+        done['saved'] = True
+        return parse_pool_info(self.plan.run_ok(['poolcfg', '-c', 'info']))
+
+    def _commit(self, commands, done):
+        """The poolcfg commands, then pooladm -c, and the running configuration read back."""
+        if commands:
+            self.run_commands(commands)
+        self.plan.run_ok(['pooladm', '-c'])
+        done.update(commands=commands, applied=True,
+                    dynamic_after=parse_pool_info(self.plan.run_ok(['poolcfg', '-dc', 'info'])))
+
+    def _projmod(self, want):
+        """projmod: the project's project.pool set to ``want`` (None: removed); the command run."""
+        plan = self.plan
+        argv = ['projmod', '-s', '-K', 'project.pool=%s' % want, plan.project] if want else \
+            ['projmod', '-r', '-K', 'project.pool=%s' % plan.pool, plan.project]
+        plan.run_ok(argv)
+        return argv
 
     # ------------------------------------------------------------ records
     def records(self, live, persisted, done):
@@ -182,9 +198,9 @@ class ResourcePool(object):
             if plan.state == 'absent':
                 return [Setting(name, TARGET, None, None, None, OK, 'the pools facility is not active')]
             records.append(Setting('pools', 'svc:/system/pools', 'enabled', 'disabled', None,
-                                   decide_status(False, None, plan.check_mode), did(plan.check_mode, 'enable the pools facility (pooladm -e)')))
-            if plan.check_mode:
-                records.append(Setting(name, TARGET, desired, None, None, decide_status(False, False, True),
+                                   plan.gate.status(False, None), plan.gate.did('enable the pools facility (pooladm -e)')))
+            if plan.gate.check_mode:
+                records.append(Setting(name, TARGET, desired, None, None, plan.gate.status(False, False),
                                        'would create pool and pset %s with CPUs %s' % (plan.pool, cpus)))
                 return records
         config = self.config_record(name, desired, done)
@@ -208,20 +224,20 @@ class ResourcePool(object):
                            'applied /etc/pooladm.conf with pooladm -c')
         elif commands:
             details.append('would run poolcfg: %s; then pooladm -c' % '; '.join(commands))
-        status = decide_status(live_ok, not commands, plan.check_mode)
+        status = plan.gate.status(live_ok, not commands)
         if self.reads_back_wrong(live_after):
             status = FAILED
             details.append('the running configuration reads back %s' % (live_after,))
         persisted = {'cpus': numa.render_cpu_list(static['psets'][plan.pool]['cpus'])} \
             if plan.pool in static['psets'] and not commands else None
-        return Setting(name, TARGET, desired, live_after if not plan.check_mode else live_before, persisted, status,
+        return Setting(name, TARGET, desired, plan.gate.now(live_before, live_after), persisted, status,
                        '; '.join(details))
 
     def project_record(self, have, done):
         plan = self.plan
         want, ok = self.project_change(have)
         return Setting('project:%s' % plan.project, '/etc/project', want, None, want if done['projmod'] else have,
-                       decide_status(None, ok, plan.check_mode),
+                       plan.gate.status(None, ok),
                        'project.pool makes new processes of the project start in the pool')
 
     def binding_records(self, group):
@@ -231,8 +247,8 @@ class ResourcePool(object):
             return [Setting('processes:%s' % what, what, None, None, None, OK, 'no running process matches')]
         records = []
         for pid in pids:
-            status = decide_status(group['before'].get(pid) == plan.pool, None, plan.check_mode)
-            if not plan.check_mode and group['after'].get(pid) != plan.pool:
+            status = plan.gate.status(group['before'].get(pid) == plan.pool, None)
+            if plan.gate.open and group['after'].get(pid) != plan.pool:
                 status = FAILED
             records.append(Setting('pid:%d' % pid, what, {'pool': plan.pool}, {'pool': group['after'].get(pid)}, None,
                                    status, '%s; %s' % (what, 'bound with poolbind' if pid in group['bound'] else

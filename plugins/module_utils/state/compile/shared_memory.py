@@ -21,7 +21,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.engine import compar
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
 from ansible_collections.dbhost.tuning.plugins.module_utils.sizing.profiles import ENGINE_USERS
 from ansible_collections.dbhost.tuning.plugins.module_utils.sizing.shm import (
-    ENGINES, shm_settings_from_facts)
+    ENGINES, ShmRequest, shm_settings_from_facts)
 from ansible_collections.dbhost.tuning.plugins.module_utils.sizing.units import SizingError, parse_size
 from ansible_collections.dbhost.tuning.plugins.module_utils.state.compile.common import (
     Call, flag, group_gid, passwd_entry, root_of, role_var)
@@ -77,14 +77,14 @@ def compile_shared_memory(state, v, facts, numa_node=None):
     if numa_node is None:
         numa_node = role_var(v, 'shared_memory_numa_node')
     try:
-        shm_settings = shm_settings_from_facts(
-            facts, engine, shared_memory_size, group_gid=gid,
+        shm_settings = shm_settings_from_facts(facts, ShmRequest(
+            engine, shared_memory_size, group_gid=gid,
             hugepage_size=role_var(v, 'shared_memory_hugepage_size') or None,
             hugepages_cap=role_var(v, 'shared_memory_hugepages_cap'),
             hugepages_margin=role_var(v, 'shared_memory_hugepages_margin'),
             use_hugepages=use_hugepages, numa_node=numa_node,
             etc_system=flag(v, 'shared_memory_etc_system'),
-            shared_memory_cap=role_var(v, 'shared_memory_cap'))
+            shared_memory_cap=role_var(v, 'shared_memory_cap')))
     except SizingError as exc:
         raise InputError(_as_variables(str(exc)))
     shm_settings['shared_memory_source'] = size_source

@@ -23,6 +23,7 @@ import pytest
 from ansible_collections.dbhost.tuning.plugins.plugin_utils.drift_report import files, records
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms
 from ansible_collections.dbhost.tuning.plugins.module_utils.state.host_state import HostState
+from ansible_collections.dbhost.tuning.plugins.module_utils.state import registry
 from ansible_collections.dbhost.tuning.tests.unit.helpers import put, with_defaults
 from ansible_collections.dbhost.tuning.tests.unit.plugins.callback.test_drift_report import (
     UNSUPPORTED_EVENTS, read_json, run)
@@ -64,7 +65,7 @@ def test_a_report_of_a_real_host_state_run_validates(validator, tmp_path, monkey
     put(root, '/etc/passwd', 'oracle:x:54321:54322::/home/oracle:/bin/sh\n')
     put(root, '/etc/group', 'dba:x:54322:\n')
     from ansible_collections.dbhost.tuning.tests.unit.plugins.modules.test_modules_record_sources import FACTS, role_inputs
-    plan = HostState(None, with_defaults(role_inputs(root)), check_mode=True,
+    plan = HostState(None, with_defaults(role_inputs(root)), registry.Context(check_mode=True),
                      facts_reader=lambda r, subsets: dict(FACTS))
     output = json.loads(json.dumps(plan.output(plan.run()), default=str))
     assert set(record['kind'] for record in output['settings']) == {

@@ -47,10 +47,14 @@ def test_to_bytes_human_size_to_pages():
     ('to_bytes', ('40%',), 'the RAM size is not known'),
     ('human_size', ('lots',), "'lots' is not a size"),
     ('to_pages', ('3M', '2M', 'exact'), 'is not a whole number of 2M pages'),
+    # an option the sizing has not is named, not passed on
+    ('shm_settings', (FACTS, 'oracle', '48G', {'group_gid': 54321, 'hugepage_sise': '2M'}),
+     'dbhost.tuning.shm_settings: unknown option(s) hugepage_sise: not one of hugepage_size, group_gid'),
 ])
 def test_filter_errors_name_the_input(name, args, message):
+    keywords = args[-1] if isinstance(args[-1], dict) else {}
     with pytest.raises(AnsibleFilterError) as caught:
-        FILTERS[name](*args)
+        FILTERS[name](*args[:len(args) - bool(keywords)], **keywords)
     assert message in str(caught.value)
 
 

@@ -13,11 +13,11 @@ import pytest
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import baseline
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter import plan as dbp
+from ansible_collections.dbhost.tuning.plugins.module_utils.state import registry
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter import postgresql as dbp_postgresql
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter.common import plain_value
 from ansible_collections.dbhost.tuning.plugins.modules import db_parameter
-from ansible_collections.dbhost.tuning.tests.unit.helpers import digest, read, records
+from ansible_collections.dbhost.tuning.tests.unit.helpers import db_parameter_plan, digest, read, records
 
 FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
                         'fixtures', 'db')
@@ -57,9 +57,9 @@ class FakeRunner(object):
 def plan(engine, params, root='/', check_mode=False, runner=None, which=None, **options):
     # No server binary unless a test gives one: the recorded runners answer psql only.
     options.setdefault('find_server', lambda major: None)
-    return dbp.DbParameter(engine, params, root=root, check_mode=check_mode, runner=runner,
-                           which=which or (lambda name: '/usr/bin/' + name if runner else None), euid=1000,
-                           **options)
+    which = which or (lambda name: '/usr/bin/' + name if runner else None)
+    return db_parameter_plan(engine, params, registry.Context(check_mode=check_mode, runner=runner, bin_path=which),
+                             root=root, euid=1000, **options)
 
 
 # ---------------------------------------------------------------- Oracle pfile
@@ -224,9 +224,9 @@ def test_pfile_live_value_from_v_parameter(tmp_path):
     with open(path, 'w') as handle:
         handle.write("*.filesystemio_options='SETALL'\n*.disk_asynch_io=FALSE\n")
     write_fake_sqlplus(home, live_value='SETALL')
-    result = dbp.DbParameter('oracle', {'filesystemio_options': 'setall'}, path=path, oracle_home=home,
-                             oracle_sid='orcl', euid=1000,
-                             runner=lambda argv, data=None, environ=None: _run(argv, data, environ)).run()
+    result = db_parameter_plan('oracle', {'filesystemio_options': 'setall'},
+                               registry.Context(runner=lambda argv, data=None, environ=None: _run(argv, data, environ)),
+                               path=path, oracle_home=home, oracle_sid='orcl', euid=1000).run()
     record = result.settings[0]
     assert (record.status, record.live, record.persisted) == ('ok', 'SETALL', 'SETALL')
 
@@ -324,10 +324,10 @@ def test_postgresql_runs_psql_as_postgres_when_root(tmp_path, monkeypatch):
     conf = os.path.join(root, PGCONF.lstrip('/'))
     runner = FakeRunner(lambda argv, data, fake: (2, '', 'psql: error: connection to server failed'))
     monkeypatch.setattr(dbp_postgresql.pwd, 'getpwnam', lambda name: name)
-    result = dbp.DbParameter('postgresql', {'huge_pages': 'on'}, path=conf, runner=runner, euid=0,
-                             find_server=lambda major: None,
-                             which=lambda name: '/usr/bin/psql', system_name='Linux', check_mode=True,
-                             fail_on_shadowed=False).run()
+    result = db_parameter_plan('postgresql', {'huge_pages': 'on'},
+                               registry.Context(runner=runner, bin_path=lambda name: '/usr/bin/psql',
+                                                system_name='Linux', check_mode=True), path=conf, euid=0,
+                               find_server=lambda major: None, fail_on_shadowed=False).run()
     assert runner.calls[0][0][:4] == ['runuser', '-u', 'postgres', '--']
     record = result.settings[0]
     assert record.live is None and 'connection to server failed' in record.detail and record.status == 'drift'
@@ -481,7 +481,7 @@ def test_mysql_missing_includedir_is_a_warning(tmp_path, run_module):
     assert 'deprecations' not in result   # warnings go through module.warn(), not the result dict
     # module.warn() answers to the controller's display once controller code is imported in this
     # process (other tests do), so the warning itself is checked on the plan's result.
-    planned = dbp.DbParameter('mysql', {'innodb_flush_method': 'O_DIRECT'}, path=path, read_live=False).run()
+    planned = db_parameter_plan('mysql', {'innodb_flush_method': 'O_DIRECT'}, path=path, read_live=False).run()
     assert planned.warnings == ['%s line 3: !includedir %s/missing.d does not exist' % (path, tmp_path)]
 
 
@@ -490,7 +490,7 @@ def test_mysql_notes_describe_the_files_once_after_an_edit(tmp_path):
     path = str(tmp_path / 'my.cnf')
     with open(path, 'w') as handle:
         handle.write('[mysqld]\ninnodb_flush_method = fsync\n!includedir %s/missing.d\n' % tmp_path)
-    planned = dbp.DbParameter('mysql', {'innodb_flush_method': 'O_DIRECT'}, path=path, read_live=False)
+    planned = db_parameter_plan('mysql', {'innodb_flush_method': 'O_DIRECT'}, path=path, read_live=False)
     result = planned.run()
     note = '%s line 3: !includedir %s/missing.d does not exist' % (path, tmp_path)
     assert result.changed and result.warnings == [note]
@@ -510,8 +510,8 @@ def test_pfile_with_the_instance_down_says_why_live_is_unknown(tmp_path):
     path = os.path.join(home, 'dbs', 'initorcl.ora')
     with open(path, 'w') as handle:
         handle.write("*.db_name='orcl'\n")
-    result = dbp.DbParameter('oracle', {'filesystemio_options': 'SETALL'}, path=path, oracle_home=home,
-                             oracle_sid='orcl', euid=1000, runner=_run).run()
+    result = db_parameter_plan('oracle', {'filesystemio_options': 'SETALL'}, registry.Context(runner=_run), path=path,
+                               oracle_home=home, oracle_sid='orcl', euid=1000).run()
     record = result.settings[0]
     assert record.status == 'pending_restart' and record.live is None
     assert 'ORA-01034' in record.detail

@@ -19,8 +19,8 @@ import time
 
 import pytest
 
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter import plan as dbp
-from ansible_collections.dbhost.tuning.tests.unit.helpers import run, server_unavailable
+from ansible_collections.dbhost.tuning.plugins.module_utils.state import registry
+from ansible_collections.dbhost.tuning.tests.unit.helpers import db_parameter_plan, run, server_unavailable
 
 SERVER = shutil.which('mariadbd', path='/usr/sbin:/usr/bin') or shutil.which('mysqld', path='/usr/sbin:/usr/bin')
 INSTALL_DB = shutil.which('mariadb-install-db') or shutil.which('mysql_install_db')
@@ -90,8 +90,9 @@ def server():
 
 
 def _plan(server, params, check_mode=False):
-    return dbp.DbParameter('mysql', params, path=server['cnf'], login_host=os.path.join(server['base'], 'mysqld.sock'),
-                           check_mode=check_mode, runner=run, which=lambda name: CLIENT)
+    return db_parameter_plan('mysql', params,
+                             registry.Context(check_mode=check_mode, runner=run, bin_path=lambda name: CLIENT),
+                             path=server['cnf'], login_host=os.path.join(server['base'], 'mysqld.sock'))
 
 
 def test_real_server_persisted_live_and_restart(server):

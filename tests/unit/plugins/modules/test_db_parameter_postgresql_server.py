@@ -16,8 +16,8 @@ import shutil
 
 import pytest
 
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter import plan as dbp
-from ansible_collections.dbhost.tuning.tests.unit.helpers import as_postgres, new_postgres_cluster, run
+from ansible_collections.dbhost.tuning.plugins.module_utils.state import registry
+from ansible_collections.dbhost.tuning.tests.unit.helpers import as_postgres, db_parameter_plan, new_postgres_cluster, run
 
 
 @pytest.fixture
@@ -37,10 +37,10 @@ def cluster():
 
 
 def _plan(cluster, params, check_mode=False):
-    return dbp.DbParameter(
-        'postgresql', params, path=os.path.join(cluster['data'], 'postgresql.conf'), login_host=cluster['base'],
-        login_port=cluster['port'], check_mode=check_mode, runner=run, fail_on_shadowed=False,
-        which=lambda name: os.path.join(cluster['bindir'], name))
+    return db_parameter_plan('postgresql', params, registry.Context(check_mode=check_mode, runner=run,
+                                              bin_path=lambda name: os.path.join(cluster['bindir'], name)),
+                             path=os.path.join(cluster['data'], 'postgresql.conf'), login_host=cluster['base'],
+                             login_port=cluster['port'], fail_on_shadowed=False)
 
 
 def _psql(cluster, sql):

@@ -306,7 +306,6 @@ def test_sunos_commands_that_change_the_host_are_noted_for_a_revert(argv, change
 
 
 def test_a_remount_is_kept_as_one_a_revert_cannot_undo(tmp_path, run_module):
-    from ansible_collections.dbhost.tuning.plugins.module_utils.plans.mounts.plan import MountOptions
     from ansible_collections.dbhost.tuning.tests.unit.plugins.module_utils.plans.mounts import test_mounts
     tree = str(tmp_path)
     put(tree, '/etc/fstab', test_mounts.FSTAB)
@@ -314,8 +313,8 @@ def test_a_remount_is_kept_as_one_a_revert_cannot_undo(tmp_path, run_module):
     fstab = read(tree, '/etc/fstab')
     baseline.begin([tree])
     try:
-        plan = MountOptions([{'path': '/u03', 'present': ['noatime']}], root=tree, system_name='Linux',
-                            runner=test_mounts.FakeMount(tree), live_root=tree)
+        plan = test_mounts.mount_plan(tree, [{'path': '/u03', 'present': ['noatime']}],
+                                      runner=test_mounts.FakeMount(tree), live_root=tree)
         plan.run()
     finally:
         baseline.end()

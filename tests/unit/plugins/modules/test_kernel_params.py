@@ -10,9 +10,9 @@ import pytest
 
 from ansible_collections.dbhost.tuning.plugins.modules import kernel_params
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans import kernel_backends
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans import kernel_params as _kernel_params
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms as _platform
-from ansible_collections.dbhost.tuning.tests.unit.helpers import digest, put, read, records
+from ansible_collections.dbhost.tuning.plugins.module_utils.state import registry
+from ansible_collections.dbhost.tuning.tests.unit.helpers import digest, make_plan, put, read, records
 
 OUR_FILE = '/etc/sysctl.d/90-dbhost-tuning.conf'
 HEADER = '# Managed by dbhost.tuning.kernel_params; local edits to these keys are overwritten.\n'
@@ -251,7 +251,8 @@ def test_freebsd_uses_sysctl_and_sysctl_conf(tmp_path):
         handle.write('# FreeBSD\nsecurity.bsd.see_other_uids=0\n')
 
     def plan(params):
-        made = _kernel_params.KernelParams(params, root=base, system_name='FreeBSD', runner=runner)
+        made = make_plan('kernel_params', dict(params=params, root=base),
+                         registry.Context(runner=runner, system_name='FreeBSD'))
         # Recorded sysctl(8) answers stand in for the running kernel of a root-less test.
         made.backend.live_available = True
         return made

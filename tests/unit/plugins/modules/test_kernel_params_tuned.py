@@ -13,8 +13,8 @@ import os
 import pytest
 
 from ansible_collections.dbhost.tuning.plugins.modules import kernel_params
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans.kernel_params import KernelParams
-from ansible_collections.dbhost.tuning.tests.unit.helpers import digest, put, read, records
+from ansible_collections.dbhost.tuning.plugins.module_utils.state import registry
+from ansible_collections.dbhost.tuning.tests.unit.helpers import digest, make_plan, put, read, records
 
 OUR_FILE = '/etc/sysctl.d/90-dbhost-tuning.conf'
 PORTS = 'net.ipv4.ip_local_port_range'
@@ -53,6 +53,11 @@ def check(run_module, root, params, check_mode=True):
     return result, records(result)
 
 
+def _checked(root, params):
+    """The plan's own result of a check-mode run (the module's is built from it)."""
+    return make_plan('kernel_params', dict(params=params, root=root), registry.Context(check_mode=True)).run(None)
+
+
 def test_reapply_sysctl_0_tuned_wins_shadowed_naming_profile_and_file(root, run_module):
     put(root, '/etc/tuned/tuned-main.conf', '# Global tuned configuration file.\ndaemon = 1\nreapply_sysctl = 0\n')
     before = digest(root)
@@ -65,7 +70,7 @@ def test_reapply_sysctl_0_tuned_wins_shadowed_naming_profile_and_file(root, run_
     # a key TuneD sets to the desired value: persisted by TuneD, nothing to write
     assert found['kernel.shmmni']['status'] == 'ok'
     assert found['kernel.shmmni']['detail'] == 'persisted by TuneD profile oracle (%s)%s' % (ORACLE, NO_REAPPLY)
-    assert KernelParams({PORTS: '1024 65000'}, root=root, check_mode=True).run(None).warnings == []
+    assert _checked(root, {PORTS: '1024 65000'}).warnings == []
 
     applied = run_module(kernel_params, {'params': {PORTS: '1024 65000'}, 'root': root, 'fail_on_shadowed': False})
     assert records(applied)[PORTS]['status'] == 'shadowed'
@@ -166,7 +171,7 @@ def test_a_profile_tuned_cannot_load_is_a_warning_and_sets_nothing(root, run_mod
     result, found = check(run_module, root, {'vm.swappiness': 5})
     assert digest(root) == before
     # the plan's own result holds the warning (the module hands it to module.warn)
-    plan_result = KernelParams({'vm.swappiness': 5}, root=root, check_mode=True).run(None)
+    plan_result = _checked(root, {'vm.swappiness': 5})
     assert plan_result.warnings == [message]
     assert found['vm.swappiness']['status'] == 'drift' and 'TuneD' not in found['vm.swappiness']['detail']
 

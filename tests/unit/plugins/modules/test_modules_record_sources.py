@@ -13,6 +13,7 @@ import pytest
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms
 from ansible_collections.dbhost.tuning.plugins.module_utils.state.host_state import HostState
+from ansible_collections.dbhost.tuning.plugins.module_utils.state import registry
 from ansible_collections.dbhost.tuning.tests.unit.helpers import put, with_defaults
 from ansible_collections.dbhost.tuning.tests.unit.plugins.modules import fake_host
 
@@ -63,7 +64,7 @@ def role_inputs(root):
 
 
 def host_state(root, roles):
-    plan = HostState(roles, with_defaults(role_inputs(root)), check_mode=True,
+    plan = HostState(roles, with_defaults(role_inputs(root)), registry.Context(check_mode=True),
                      facts_reader=lambda r, subsets: dict(FACTS), details=['desired_state'])
     return plan.output(plan.run())
 

@@ -17,7 +17,8 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platfo
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans import resource_limits as plan_module
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans import session_limits
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import systemd as _systemd
-from ansible_collections.dbhost.tuning.tests.unit.helpers import digest, put, read, records
+from ansible_collections.dbhost.tuning.plugins.module_utils.state import registry
+from ansible_collections.dbhost.tuning.tests.unit.helpers import digest, make_plan, put, read, records
 
 OURS = '/etc/security/limits.d/90-dbhost-tuning.conf'
 DROPIN = '/etc/systemd/system/postgresql.service.d/90-dbhost-tuning.conf'
@@ -173,8 +174,9 @@ class FakeSystemd(object):
 def run_plan(root, fake, check_mode=False, **options):
     args = dict(service='postgresql', service_limits={'LimitMEMLOCK': 'infinity', 'LimitNOFILE': 65536})
     args.update(options)
-    plan = plan_module.ResourceLimits(root=root, check_mode=check_mode, runner=fake, systemd_running=True,
-                                      proc_limits_reader=lambda pid: fake.proc_limits, **args)
+    args.update(root=root)
+    plan = make_plan('resource_limits', args, registry.Context(check_mode=check_mode, runner=fake),
+                     systemd_running=True, proc_limits_reader=lambda pid: fake.proc_limits)
     plan.result = plan.run()
     return plan, plan.result.as_dict()
 
@@ -474,8 +476,8 @@ def test_minimum_memlock_unlimited_in_another_spelling_is_ok_and_kept(root, run_
 def test_default_reader_reads_the_process_limits_through_sysfs(root):
     # The running service's limits come from the kernel's /proc/<pid>/limits, read as a
     # pseudo-file: this process's own table parses; a pid that is gone reads as nothing.
-    plan = plan_module.ResourceLimits(root=root, service='postgresql', service_limits={'LimitNOFILE': 65536},
-                                      runner=FakeSystemd(root), systemd_running=True)
+    plan = make_plan('resource_limits', dict(root=root, service='postgresql', service_limits={'LimitNOFILE': 65536}),
+                     registry.Context(runner=FakeSystemd(root)), systemd_running=True)
     text = plan.read_proc_limits(os.getpid())
     assert text.startswith('Limit') and text.endswith('\n')
     found = plan._running_limits({'MainPID': str(os.getpid())})

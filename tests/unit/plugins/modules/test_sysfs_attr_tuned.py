@@ -14,8 +14,8 @@ import os
 import pytest
 
 from ansible_collections.dbhost.tuning.plugins.modules import sysfs_attr
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans.sysfs_attr import SysfsAttributes
-from ansible_collections.dbhost.tuning.tests.unit.helpers import digest, put, records
+from ansible_collections.dbhost.tuning.plugins.module_utils.state import registry
+from ansible_collections.dbhost.tuning.tests.unit.helpers import digest, make_plan, put, records
 
 pytestmark = pytest.mark.usefixtures('linux')
 
@@ -88,7 +88,8 @@ def test_a_missing_profile_is_a_warning_and_shadows_nothing(root, run_module):
     put(root, '/etc/tuned/active_profile', 'nonexistent\n')
     result = run_module(sysfs_attr, {'attributes': {THP: 'never'}, 'root': root}, check_mode=True)
     assert records(result)[THP]['status'] == 'drift'
-    plan_result = SysfsAttributes({THP: 'never'}, root=root, check_mode=True).run(None)
+    plan_result = make_plan('sysfs_attr', dict(attributes={THP: 'never'}, root=root),
+                            registry.Context(check_mode=True)).run(None)
     assert plan_result.warnings == ['TuneD cannot load the profile nonexistent: no profile nonexistent in the profile '
                                     'folders']
 

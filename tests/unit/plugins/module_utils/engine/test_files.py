@@ -11,6 +11,7 @@ import pytest
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import files
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import HostError
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.gate import Gate
 
 
 def test_rooted_joins_and_refuses_escape():
@@ -363,7 +364,7 @@ def test_commit_writes_outside_check_mode_only_and_tidies_first(tmp_path):
     _plant_leftovers(tmp_path)
     (tmp_path / 'x.conf').write_text('old\n')
     local = files.rooted(str(tmp_path), '/x.conf')
-    assert files.FileChange(local, 'old\n', 'new\n').commit(check_mode=True) is None
+    assert Gate(True).commit(files.FileChange(local, 'old\n', 'new\n')) is None
     assert (tmp_path / 'x.conf').read_text() == 'old\n' and (tmp_path / '.x.conf.abcd1234').exists()
     # Not needed: nothing written, but what a killed write left is removed.
     assert files.FileChange(local, 'old\n', 'old\n').commit() is None

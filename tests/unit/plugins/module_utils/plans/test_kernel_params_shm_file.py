@@ -16,7 +16,7 @@ __metaclass__ = type
 
 import os
 
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans.kernel_params import KernelParams
+from ansible_collections.dbhost.tuning.tests.unit.helpers import make_plan
 
 SHM_FILE = '/etc/sysctl.d/90-dbhost-tuning-shm.conf'
 PROFILE_FILE = '/etc/sysctl.d/90-dbhost-tuning.conf'
@@ -31,8 +31,12 @@ def _root(tmp_path, live):
     return str(tmp_path)
 
 
+def _plan(root, params, file):
+    return make_plan('kernel_params', dict(params=params, file=file, root=root, mode='exact'))
+
+
 def _run(root, params, file):
-    return KernelParams(params, file=file, root=root, mode='exact').run(None)
+    return _plan(root, params, file).run(None)
 
 
 def _read(root, path):
@@ -75,7 +79,7 @@ def test_a_different_value_in_the_profile_file_is_reported_shadowed(tmp_path):
     root = _root(tmp_path, LIVE)
     # 90-dbhost-tuning.conf sorts after 90-dbhost-tuning-shm.conf ('.' > '-'), so it wins at boot.
     _run(root, {'kernel.shmmni': 8192}, PROFILE_FILE)
-    plan = KernelParams({'kernel.shmmni': 4096}, file=SHM_FILE, root=root, mode='exact')
+    plan = _plan(root, {'kernel.shmmni': 4096}, SHM_FILE)
     result = plan.run(None)
     record = result.settings[0]
     assert record.status == 'shadowed'

@@ -16,7 +16,7 @@ import yaml
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.sizing import shm as sizing
 from ansible_collections.dbhost.tuning.plugins.module_utils.sizing import units
-from ansible_collections.dbhost.tuning.tests.unit.helpers import sizing_defaults
+from ansible_collections.dbhost.tuning.tests.unit.helpers import shm_sized, sizing_defaults
 
 with open(os.path.join(os.path.dirname(__file__), 'sizing_cases.yml')) as _handle:
     CASES = yaml.safe_load(_handle)
@@ -24,15 +24,9 @@ with open(os.path.join(os.path.dirname(__file__), 'sizing_cases.yml')) as _handl
 GIB = 1024 ** 3
 
 
-def _sized(*args, **keywords):
-    """shm_settings() with the shared_memory role's shares, as the role and the filter pass them."""
-    return sizing.shm_settings(*args, **dict(sizing_defaults(), **keywords))
-
-
 def _compute(spec):
-    spec = dict(sizing_defaults(), **spec)
-    return sizing.shm_settings(spec.pop('engine'), spec.pop('ram_bytes'), spec.pop('page_size'),
-                               spec.pop('shared_memory'), **spec)
+    spec = dict(spec)
+    return shm_sized(spec.pop('engine'), spec.pop('ram_bytes'), spec.pop('page_size'), spec.pop('shared_memory'), **spec)
 
 
 def test_table_covers_the_issue():
@@ -208,13 +202,12 @@ def test_parse_share_refuses(value):
 
 # ---- the named steps of shm_settings() on their own
 def _host(**overrides):
-    given = dict(engine='oracle', ram_bytes=64 * GIB, page_size=4096, shared_memory='48G')
-    keywords = dict(hugepage_size='2M', group_gid=54321, hugepages_cap='80%',
-                    shared_memory_cap=sizing_defaults()['shared_memory_cap'])
+    machine = dict(ram_bytes=64 * GIB, page_size=4096)
+    wanted = dict(engine='oracle', shared_memory='48G', hugepage_size='2M', group_gid=54321, hugepages_cap='80%',
+                  shared_memory_cap=sizing_defaults()['shared_memory_cap'])
     for key, value in overrides.items():
-        (given if key in given else keywords)[key] = value
-    return sizing.check_inputs(given['engine'], given['ram_bytes'], given['page_size'], given['shared_memory'],
-                               **keywords)
+        (machine if key in sizing.ShmMachine._fields else wanted)[key] = value
+    return sizing.check_inputs(sizing.ShmMachine(**machine), sizing.ShmRequest(**wanted))
 
 
 def test_check_inputs_names_quantities_as_the_result_does():
@@ -254,12 +247,12 @@ def test_percent_helpers():
 
 
 def test_a_margin_of_100_percent_doubles_the_pool_and_more_is_refused():
-    result = _sized('postgresql', 16 * GIB, 4096, '2G', hugepage_size='2M', group_gid=26,
-                    hugepages_margin='100%')
+    result = shm_sized('postgresql', 16 * GIB, 4096, '2G', hugepage_size='2M', group_gid=26,
+                       hugepages_margin='100%')
     assert result['hugepages'] == [{'size': 2 * 1024 ** 2, 'count': 2048}]
     with pytest.raises(units.SizingError, match='more than 100%'):
-        _sized('postgresql', 16 * GIB, 4096, '2G', hugepage_size='2M', group_gid=26,
-               hugepages_margin='101%')
+        shm_sized('postgresql', 16 * GIB, 4096, '2G', hugepage_size='2M', group_gid=26,
+                  hugepages_margin='101%')
 
 
 def test_solaris_shminfo_lines_only_when_asked_and_their_effect_said():

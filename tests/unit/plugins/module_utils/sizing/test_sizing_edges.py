@@ -12,12 +12,11 @@ import pytest
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import host_facts, platforms
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
-from ansible_collections.dbhost.tuning.plugins.module_utils.sizing import shm as sizing
 from ansible_collections.dbhost.tuning.plugins.module_utils.sizing.shm import SizingError
 from ansible_collections.dbhost.tuning.plugins.module_utils.state import desired
 from ansible_collections.dbhost.tuning.plugins.module_utils.state.host_state import HostState
 from ansible_collections.dbhost.tuning.tests.unit.helpers import SMAPS_4K, generous_oracle_host, put, read
-from ansible_collections.dbhost.tuning.tests.unit.helpers import sizing_defaults, with_defaults
+from ansible_collections.dbhost.tuning.tests.unit.helpers import shm_sized, with_defaults
 
 pytestmark = pytest.mark.usefixtures('linux')
 
@@ -25,11 +24,6 @@ GIB = 1024 ** 3
 HUGE_2M = 2 * 1024 * 1024
 FACTS = {'system': 'Linux', 'memory': {'total_bytes': 64 * GIB, 'page_size': 4096, 'hugepage_default_bytes': HUGE_2M},
          'hugepages': {HUGE_2M: {'total': 0}}, 'mounts': []}
-
-
-def shm_settings(*args, **keywords):
-    """sizing.shm_settings() with the shared_memory role's shares, as the role and the filter pass them."""
-    return sizing.shm_settings(*args, **dict(sizing_defaults(), **keywords))
 
 
 @pytest.fixture
@@ -51,14 +45,14 @@ def compile_shm(root, **variables):
 # ------------------------------------------------------------------ the cap without huge pages
 def test_shared_memory_without_huge_pages_is_capped():
     with pytest.raises(SizingError) as error:
-        shm_settings('postgresql', 64 * GIB, 4096, '85%', use_hugepages=False)
+        shm_sized('postgresql', 64 * GIB, 4096, '85%', use_hugepages=False)
     assert 'without huge pages is more than the cap of 80% of RAM' in str(error.value)
     assert 'shared_memory_cap' in str(error.value)
-    assert shm_settings('postgresql', 64 * GIB, 4096, '75%', use_hugepages=False)['kernel_params']
-    assert shm_settings('postgresql', 64 * GIB, 4096, '85%', use_hugepages=False, shared_memory_cap='90%')
+    assert shm_sized('postgresql', 64 * GIB, 4096, '75%', use_hugepages=False)['kernel_params']
+    assert shm_sized('postgresql', 64 * GIB, 4096, '85%', use_hugepages=False, shared_memory_cap='90%')
     # FreeBSD and SunOS have no pool: the same cap
     with pytest.raises(SizingError):
-        shm_settings('postgresql', 64 * GIB, 4096, '95%', system='FreeBSD')
+        shm_sized('postgresql', 64 * GIB, 4096, '95%', system='FreeBSD')
 
 
 def test_the_role_refuses_above_the_cap_before_anything(accounts):
@@ -151,9 +145,9 @@ def test_facts_of_a_64k_tree_give_a_shmall_in_64k_pages(tmp_path, monkeypatch):
     put(root, '/sys/kernel/mm/hugepages/hugepages-524288kB/nr_hugepages', '0\n')
     facts = host_facts.gather(root, subsets=['memory', 'hugepages'])
     assert facts['memory']['page_size'] == 65536
-    sized = shm_settings('oracle', facts['memory']['total_bytes'], facts['memory']['page_size'], '40%',
-                         hugepage_size=facts['memory']['hugepage_default_bytes'], group_gid=54322,
-                         supported_hugepage_sizes=list(facts['hugepages']))
+    sized = shm_sized('oracle', facts['memory']['total_bytes'], facts['memory']['page_size'], '40%',
+                      hugepage_size=facts['memory']['hugepage_default_bytes'], group_gid=54322,
+                      supported_hugepage_sizes=list(facts['hugepages']))
     assert sized['kernel_params']['kernel.shmall'] * 65536 >= sized['kernel_params']['kernel.shmmax']
     largest = max(sized['kernel_params']['kernel.shmmax'], sized['hugepages_bytes'])
     assert sized['kernel_params']['kernel.shmall'] == -(-largest // 65536)

@@ -9,6 +9,7 @@ __metaclass__ = type
 import pytest
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.state.host_state import HostState
+from ansible_collections.dbhost.tuning.plugins.module_utils.state import registry
 from ansible_collections.dbhost.tuning.tests.unit.helpers import ULONG, digest, generous_oracle_host, put
 from ansible_collections.dbhost.tuning.tests.unit.helpers import with_defaults
 
@@ -34,8 +35,8 @@ def shared_memory_inputs(root, **extra):
 
 
 def run(root, roles, inputs, check_mode=False, details=None):
-    host = HostState(roles, with_defaults(inputs), check_mode=check_mode, facts_reader=lambda r, subsets: dict(FACTS),
-                     details=details)
+    host = HostState(roles, with_defaults(inputs), registry.Context(check_mode=check_mode),
+                     facts_reader=lambda r, subsets: dict(FACTS), details=details)
     result = host.run()
     return host, result, host.output(result)
 

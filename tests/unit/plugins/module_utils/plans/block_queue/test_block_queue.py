@@ -15,10 +15,10 @@ import yaml
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.block_queue.devices import Tree, parse_mountinfo
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.compare import same_value
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans.block_queue.plan import BlockQueue
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms
 from ansible_collections.dbhost.tuning.tests.unit.fixtures.block import fake_sysfs
-from ansible_collections.dbhost.tuning.tests.unit.helpers import records
+from ansible_collections.dbhost.tuning.plugins.module_utils.state import registry
+from ansible_collections.dbhost.tuning.tests.unit.helpers import make_plan, records
 
 FIXTURES = os.path.join(os.path.dirname(__file__), '..', '..', '..', '..', 'fixtures', 'block')
 
@@ -59,8 +59,10 @@ def rules(root):
         return handle.read()
 
 
-def plan(root, devices, kernel=None, **kwargs):
-    return BlockQueue(devices, root=root, writer=kernel or fake_sysfs.FakeKernel(), system_name='Linux', **kwargs)
+def plan(root, devices, kernel=None, check_mode=False, runner=None, bin_path=None, **options):
+    return make_plan('block_queue', dict(options, devices=devices, root=root),
+                     registry.Context(check_mode, runner, bin_path, system_name='Linux'),
+                     writer=kernel or fake_sysfs.FakeKernel())
 
 
 # ---------------------------------------------------------------- selection
@@ -347,9 +349,14 @@ class Recorder(object):
         return self.answers.pop(0)
 
 
+def _udev(runner, bin_path, **options):
+    """A plan of the running host (root /) with nothing selected: only its udev reload is called."""
+    return make_plan('block_queue', dict(options, devices=[], root='/'), registry.Context(runner=runner, bin_path=bin_path))
+
+
 def test_reload_and_trigger_only_the_selected_devices():
     runner = Recorder([(0, '', ''), (0, '', '')])
-    run = BlockQueue([], root='/', trigger=True, runner=runner, bin_path=lambda name: '/usr/bin/' + name)
+    run = _udev(runner, lambda name: '/usr/bin/' + name, trigger=True)
     note = run._reload(['sdb', 'sdc'])
     assert runner.calls == [['/usr/bin/udevadm', 'control', '--reload'],
                             ['/usr/bin/udevadm', 'trigger', '--action=change', '--subsystem-match=block',
@@ -359,13 +366,13 @@ def test_reload_and_trigger_only_the_selected_devices():
 
 def test_reload_without_udevd_is_reported_not_failed():
     runner = Recorder([(1, '', 'Failed to send reload request: No such file or directory\n')])
-    run = BlockQueue([], root='/', runner=runner, bin_path=lambda name: '/usr/bin/' + name)
+    run = _udev(runner, lambda name: '/usr/bin/' + name)
     note = run._reload(['sda'])
     assert not note['reloaded'] and 'No such file or directory' in note['detail']
 
 
 def test_reload_without_udevadm_is_reported():
-    run = BlockQueue([], root='/', runner=Recorder([]), bin_path=lambda name: None)
+    run = _udev(Recorder([]), lambda name: None)
     assert run._reload(['sda']) == {
         'reloaded': False, 'detail': 'udevadm not found: the rules apply from the next boot or udevd start'}
 
@@ -382,8 +389,8 @@ def test_no_reload_for_another_root(root):
 @pytest.mark.parametrize('system,why', [('SunOS', 'SunOS has no per-device block queue attributes'),
                                         ('FreeBSD', 'FreeBSD has no per-device block queue attributes')])
 def test_unsupported_platforms(tmp_path, system, why):
-    run = BlockQueue([{'name': 'sd*', 'attributes': {'rq_affinity': 2, 'scheduler': 'none'}}],
-                     root=str(tmp_path), system_name=system)
+    run = make_plan('block_queue', dict(devices=[{'name': 'sd*', 'attributes': {'rq_affinity': 2, 'scheduler': 'none'}}],
+                                        root=str(tmp_path)), registry.Context(system_name=system))
     result = run.run()
     assert [(s.name, s.status) for s in result.settings] == [
         ('name=sd*/queue/scheduler', 'unsupported'), ('name=sd*/queue/rq_affinity', 'unsupported')]
@@ -394,7 +401,8 @@ def test_unsupported_platforms(tmp_path, system, why):
 
 def test_unsupported_platform_still_validates_input(tmp_path):
     with pytest.raises(InputError, match='rq_affinity'):
-        BlockQueue([{'name': 'sd*', 'attributes': {'rq_affinity': 5}}], root=str(tmp_path), system_name='SunOS').run()
+        make_plan('block_queue', dict(devices=[{'name': 'sd*', 'attributes': {'rq_affinity': 5}}], root=str(tmp_path)),
+                  registry.Context(system_name='SunOS')).run()
 
 
 # ---------------------------------------------------------------- helpers

@@ -21,9 +21,9 @@ import pytest
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import sysfs
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans.block_queue.plan import BlockQueue
 from ansible_collections.dbhost.tuning.tests.unit.fixtures.block import fake_sysfs
-from ansible_collections.dbhost.tuning.tests.unit.helpers import records
+from ansible_collections.dbhost.tuning.plugins.module_utils.state import registry
+from ansible_collections.dbhost.tuning.tests.unit.helpers import make_plan, records
 
 RULES = '/etc/udev/rules.d/61-dbhost-tuning.rules'
 SDB = [{'name': 'sdb', 'attributes': {'rq_affinity': 2, 'write_cache': 'write through'}}]
@@ -40,8 +40,10 @@ def root(tmp_path):
     return str(tmp_path)
 
 
-def plan(root, devices, kernel=None, **kwargs):
-    return BlockQueue(devices, root=root, writer=kernel or fake_sysfs.FakeKernel(), system_name='Linux', **kwargs)
+def plan(root, devices, kernel=None, check_mode=False, runner=None, bin_path=None, **options):
+    return make_plan('block_queue', dict(options, devices=devices, root=root),
+                     registry.Context(check_mode, runner, bin_path, system_name='Linux'),
+                     writer=kernel or fake_sysfs.FakeKernel())
 
 
 def rules(root):

@@ -9,8 +9,8 @@ import os
 import pytest
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_effect.plan import DbEffect
-from ansible_collections.dbhost.tuning.tests.unit.helpers import digest, put
+from ansible_collections.dbhost.tuning.plugins.module_utils.state import registry
+from ansible_collections.dbhost.tuning.tests.unit.helpers import digest, make_plan, put
 from ansible_collections.dbhost.tuning.tests.unit.helpers import records as _records
 from ansible_collections.dbhost.tuning.tests.unit.plugins.module_utils.plans.db_effect import procfs_samples as s
 
@@ -35,9 +35,8 @@ def records(result):
 
 def _run(root, **kwargs):
     runner = kwargs.pop('runner', None) or s.systemctl(812)
-    args = dict(service=SERVICE, root=str(root), runner=runner, check_mode=True)
-    args.update(kwargs)
-    return DbEffect(**args).run()
+    context = registry.Context(check_mode=kwargs.pop('check_mode', True), runner=runner)
+    return make_plan('db_effect', dict(dict(service=SERVICE, root=str(root)), **kwargs), context).run()
 
 
 def test_shared_memory_in_4k_pages_is_drift_and_named(tmp_path):

@@ -20,8 +20,8 @@ import time
 import pytest
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import numa
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_effect.plan import DbEffect
-from ansible_collections.dbhost.tuning.tests.unit.helpers import as_postgres, new_postgres_cluster, run
+from ansible_collections.dbhost.tuning.plugins.module_utils.state import registry
+from ansible_collections.dbhost.tuning.tests.unit.helpers import as_postgres, make_plan, new_postgres_cluster, run
 
 pytestmark = pytest.mark.usefixtures('linux')
 
@@ -109,7 +109,8 @@ def cluster():
 
 
 def _records(cluster, **kwargs):
-    result = DbEffect(SERVICE, runner=cluster.systemctl, check_mode=True, root='/', **kwargs).run()
+    result = make_plan('db_effect', dict(kwargs, service=SERVICE, root='/'),
+                       registry.Context(check_mode=True, runner=cluster.systemctl)).run()
     return dict((s.name, s) for s in result.settings), result
 
 

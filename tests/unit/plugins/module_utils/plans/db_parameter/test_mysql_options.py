@@ -10,8 +10,8 @@ import pytest
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter import mysql
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter import plan as dbp
-from ansible_collections.dbhost.tuning.tests.unit.helpers import digest, put
+from ansible_collections.dbhost.tuning.plugins.module_utils.state import registry
+from ansible_collections.dbhost.tuning.tests.unit.helpers import db_parameter_plan, digest, put
 
 # The shape of mariadbd --no-defaults --verbose --help: options, then the variables table.
 HELP = '''Usage: mariadbd [OPTIONS]
@@ -66,12 +66,13 @@ def test_the_module_asks_the_installed_server_and_refuses_before_writing(tmp_pat
         return 0, HELP, ''
     before = digest(root)
     with pytest.raises(InputError) as caught:
-        dbp.DbParameter('mysql', {'max_conections': 500}, path=path, runner=runner, read_live=False,
-                        find_server=lambda major: '/usr/sbin/mariadbd').run()
+        db_parameter_plan('mysql', {'max_conections': 500}, registry.Context(runner=runner), path=path,
+                          read_live=False, find_server=lambda major: '/usr/sbin/mariadbd').run()
     assert "params 'max_conections'" in str(caught.value) and "did you mean 'max_connections'" in str(caught.value)
     assert calls == [['/usr/sbin/mariadbd', '--no-defaults', '--verbose', '--help']]
     assert digest(root) == before
     # another root than / is not the system the installed server runs: not asked
-    other = dbp.DbParameter('mysql', {'max_conections': 500}, path='/etc/mysql/my.cnf', root=root, runner=runner,
-                            read_live=False, check_mode=True, find_server=lambda major: '/usr/sbin/mariadbd').run()
+    other = db_parameter_plan('mysql', {'max_conections': 500}, registry.Context(runner=runner, check_mode=True),
+                              path='/etc/mysql/my.cnf', root=root, read_live=False,
+                              find_server=lambda major: '/usr/sbin/mariadbd').run()
     assert other.settings[0].status == 'drift' and len(calls) == 1

@@ -19,8 +19,8 @@ import pytest
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import mycnf
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter import mysql
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter import plan as dbp
-from ansible_collections.dbhost.tuning.tests.unit.helpers import digest, run, server_unavailable
+from ansible_collections.dbhost.tuning.plugins.module_utils.state import registry
+from ansible_collections.dbhost.tuning.tests.unit.helpers import db_parameter_plan, digest, run, server_unavailable
 
 CASES = [
     ('innodb_buffer_pool_size', '1G'), ('innodb-buffer-pool-size', '1G'), ('innodb_bufer_pool_size', '1G'),
@@ -60,15 +60,16 @@ def test_a_misspelt_option_is_refused_by_the_module_naming_the_closest(tmp_path,
     before = digest(str(tmp_path))
     for check_mode in (True, False):
         with pytest.raises(InputError) as caught:
-            dbp.DbParameter('mysql', {'innodb_bufer_pool_size': '2G'}, path=path, runner=run, read_live=False,
-                            check_mode=check_mode).run()
+            db_parameter_plan('mysql', {'innodb_bufer_pool_size': '2G'},
+                              registry.Context(runner=run, check_mode=check_mode), path=path, read_live=False).run()
         assert "'innodb_bufer_pool_size'" in str(caught.value)
         assert "did you mean 'innodb_buffer_pool_size'" in str(caught.value)
     assert digest(str(tmp_path)) == before
-    loose = dbp.DbParameter('mysql', {'loose-innodb_bufer_pool_size': '2G'}, path=path, runner=run,
-                            read_live=False, check_mode=True).run()
+    loose = db_parameter_plan('mysql', {'loose-innodb_bufer_pool_size': '2G'},
+                              registry.Context(runner=run, check_mode=True), path=path, read_live=False).run()
     assert loose.settings[0].status == 'drift'   # the server ignores a loose- option it does not know
-    dbp.DbParameter('mysql', {'loose-innodb_bufer_pool_size': '2G'}, path=path, runner=run, read_live=False).run()
+    db_parameter_plan('mysql', {'loose-innodb_bufer_pool_size': '2G'}, registry.Context(runner=run), path=path,
+                      read_live=False).run()
     with open(path) as handle:
         assert handle.read() == '[mysqld]\ninnodb_buffer_pool_size = 1G\nloose-innodb_bufer_pool_size = 2G\n'
     rc, out, err = run([binary, '--defaults-file=%s' % path, '--verbose', '--help'])

@@ -20,8 +20,8 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import postgresql_conf as pgconf
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter import pg_catalog
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter import pg_settings
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter import plan as dbp
-from ansible_collections.dbhost.tuning.tests.unit.helpers import digest, put
+from ansible_collections.dbhost.tuning.plugins.module_utils.state import registry
+from ansible_collections.dbhost.tuning.tests.unit.helpers import db_parameter_plan, digest, put
 
 # What postgres --describe-config prints (tab-separated: name, context, group, type, default,
 # min, max, description, extra), three lines of a build that knows a parameter no table has.
@@ -175,8 +175,9 @@ def test_an_octal_escape_reads_as_the_server_reads_it():
 CONF = '/etc/postgresql/15/main/postgresql.conf'
 
 
-def _plan(root, params, path=CONF, **options):
-    return dbp.DbParameter('postgresql', params, path=path, root=root, read_live=False, **options)
+def _plan(root, params, path=CONF, check_mode=False):
+    return db_parameter_plan('postgresql', params, registry.Context(check_mode=check_mode), path=path, root=root,
+                             read_live=False)
 
 
 @pytest.fixture
@@ -229,14 +230,14 @@ def test_the_installed_server_is_asked_on_the_running_system(host, monkeypatch):
         calls.append(argv)
         return 0, DESCRIBED, ''
     conf = os.path.join(host, CONF.lstrip('/'))
-    plan = dbp.DbParameter('postgresql', {'brand_new_setting': 3}, path=conf, read_live=False, runner=runner,
-                           check_mode=True, find_server=lambda major: '/opt/pg/bin/postgres')
+    plan = db_parameter_plan('postgresql', {'brand_new_setting': 3}, registry.Context(runner=runner, check_mode=True),
+                             path=conf, read_live=False, find_server=lambda major: '/opt/pg/bin/postgres')
     result = plan.run()
     assert calls == [['/opt/pg/bin/postgres', '--describe-config']]
     assert result.settings[0].status == 'drift'
     with pytest.raises(InputError) as caught:
-        dbp.DbParameter('postgresql', {'brand_new_setting': 30}, path=conf, read_live=False, runner=runner,
-                        check_mode=True, find_server=lambda major: '/opt/pg/bin/postgres').run()
+        db_parameter_plan('postgresql', {'brand_new_setting': 30}, registry.Context(runner=runner, check_mode=True),
+                          path=conf, read_live=False, find_server=lambda major: '/opt/pg/bin/postgres').run()
     assert 'out of range for brand_new_setting: 0 to 10' in str(caught.value)   # the build's own range
 
 
@@ -246,7 +247,8 @@ def test_without_a_major_the_only_installed_server_is_asked(tmp_path):
     def runner(argv, data=None, environ=None):
         return 0, DESCRIBED, ''
     for binary in ('/usr/lib/postgresql/15/bin/postgres', '/opt/pg/bin/postgres'):
-        result = dbp.DbParameter('postgresql', {'brand_new_setting': 3}, path=str(tmp_path / 'conf/postgresql.conf'),
-                                 read_live=False, runner=runner, check_mode=True,
-                                 find_server=lambda major: binary).run()
+        result = db_parameter_plan('postgresql', {'brand_new_setting': 3},
+                                   registry.Context(runner=runner, check_mode=True),
+                                   path=str(tmp_path / 'conf/postgresql.conf'), read_live=False,
+                                   find_server=lambda major: binary).run()
         assert result.settings[0].status == 'drift'

@@ -10,7 +10,8 @@ import os
 import time
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter import pg_ism
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter import plan as dbp
+from ansible_collections.dbhost.tuning.plugins.module_utils.state import registry
+from ansible_collections.dbhost.tuning.tests.unit.helpers import db_parameter_plan
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', '..', '..', 'fixtures', 'sunos')
 
@@ -61,9 +62,10 @@ class Server(object):
 
 
 def run(server, check_mode=False, system='SunOS', params=None):
-    return dbp.DbParameter('postgresql', params or {'shared_memory_type': 'sysv'}, path=server.conf,
-                           runner=server, which=lambda name: '/usr/bin/' + name, euid=1000, system_name=system,
-                           find_server=lambda major: None, check_mode=check_mode, base_page=8192).run()
+    return db_parameter_plan('postgresql', params or {'shared_memory_type': 'sysv'},
+                             registry.Context(runner=server, bin_path=lambda name: '/usr/bin/' + name,
+                                              system_name=system, check_mode=check_mode), path=server.conf, euid=1000,
+                             find_server=lambda major: None, base_page=8192).run()
 
 
 def by_name(result):
@@ -147,9 +149,10 @@ def test_without_psql_the_start_time_tells_a_pending_restart(tmp_path):
 
 def test_a_tree_under_root_is_not_the_running_server(tmp_path):
     server = Server(tmp_path)
-    result = dbp.DbParameter('postgresql', {'shared_memory_type': 'sysv'}, path=server.conf, root='/',
-                             runner=None, which=lambda name: None, euid=1000, system_name='SunOS',
-                             find_server=lambda major: None, check_mode=True).run()
+    result = db_parameter_plan('postgresql', {'shared_memory_type': 'sysv'},
+                               registry.Context(runner=None, bin_path=lambda name: None, system_name='SunOS',
+                                                check_mode=True), path=server.conf, root='/', euid=1000,
+                               find_server=lambda major: None).run()
     record = by_name(result)[pg_ism.NAME]
     assert record.status == 'unsupported' and 'on the host itself only' in record.detail
 

@@ -18,9 +18,9 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import fstab
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.mounts.options import edit_options
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.mounts.platform import parse_mnttab, parse_mountinfo
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans.mounts.plan import MountOptions
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import CHANGED, DRIFT, FAILED, OK, PENDING_REBOOT
-from ansible_collections.dbhost.tuning.tests.unit.helpers import read
+from ansible_collections.dbhost.tuning.plugins.module_utils.state import registry
+from ansible_collections.dbhost.tuning.tests.unit.helpers import make_plan, read
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'fixtures')
 
@@ -278,9 +278,17 @@ def sunos_tree_fixture(tmp_path):
     return str(tmp_path)
 
 
+def mount_plan(tree, items, system='Linux', runner=None, check_mode=False, mount_command=None, file=None,
+               **options):
+    """The plan of ``items`` in ``tree``; a seam (live_root, systemd_running) among ``options`` goes to the plan."""
+    seams = dict((name, options.pop(name)) for name in ('live_root', 'systemd_running') if name in options)
+    context = registry.Context(check_mode, runner, lambda name, required=False: mount_command, system_name=system)
+    return make_plan('mount_options', dict(options, mounts=items, root=tree, fstab=file), context, **seams)
+
+
 def run(tree, items, system='Linux', runner=None, **kwargs):
     kwargs.setdefault('live_root', tree)
-    plan = MountOptions(items, root=tree, system_name=system, runner=runner, **kwargs)
+    plan = mount_plan(tree, items, system, runner, **kwargs)
     return plan, plan.run()
 
 
@@ -424,8 +432,8 @@ def test_linux_systemd_reloads_again_after_taking_a_refused_line_back(linux_tree
 
 def test_linux_systemd_is_not_reloaded_for_another_root(linux_tree):
     # The default looks at the running host only when the live root is / (here a test tree).
-    plan = MountOptions([{'path': '/u03', 'present': ['noatime']}], root=linux_tree, system_name='Linux',
-                        runner=FakeMount(linux_tree), live_root=linux_tree)
+    plan = mount_plan(linux_tree, [{'path': '/u03', 'present': ['noatime']}], runner=FakeMount(linux_tree),
+                      live_root=linux_tree)
     assert plan.systemd_running is False
 
 
@@ -584,15 +592,13 @@ def test_bad_input_is_refused_before_anything(case, tmp_path):
 
 def test_missing_file_is_refused(tmp_path):
     with pytest.raises(InputError) as caught:
-        MountOptions([{'path': '/u02', 'present': ['noatime']}], root=str(tmp_path),
-                     system_name='Linux').run()
+        mount_plan(str(tmp_path), [{'path': '/u02', 'present': ['noatime']}]).run()
     assert '/etc/fstab does not exist' in str(caught.value)
 
 
 def test_file_path_with_dotdot_is_refused(linux_tree):
     with pytest.raises(InputError) as caught:
-        MountOptions([{'path': '/u02', 'present': ['noatime']}], root=linux_tree, file='/etc/../fstab',
-                     system_name='Linux').run()
+        mount_plan(linux_tree, [{'path': '/u02', 'present': ['noatime']}], file='/etc/../fstab').run()
     assert 'fstab:' in str(caught.value) and '".."' in str(caught.value)
 
 

@@ -13,6 +13,7 @@ import yaml
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import numa
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.processor_set import common, linux, procfs, service
+from ansible_collections.dbhost.tuning.plugins.module_utils.state import registry
 from ansible_collections.dbhost.tuning.tests.unit.helpers import digest, write
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -172,9 +173,15 @@ def image(tmp_path):
     return base
 
 
+def linux_plan(args, check_mode=False, runner=None, **seams):
+    """The Linux plan itself (plans/processor_set/linux.py) of ``args`` with the spec's defaults; ``seams``:
+    proc, cgroup_mounts.  Made without the kind's constraints, for a test of one step of it."""
+    options = registry.KINDS['processor_set'].options(args)
+    return linux.LinuxProcessorSet(options, registry.Context(check_mode, runner), **seams)
+
+
 def run(args, check_mode=False, **kwargs):
-    plan = linux.LinuxProcessorSet(args, check_mode=check_mode, **kwargs)
-    return plan.run()
+    return linux_plan(args, check_mode, **kwargs).run()
 
 
 def test_offline_root_writes_dropin_then_is_idempotent(image):
@@ -361,7 +368,7 @@ def test_service_mode_follows_the_cgroup_layout(tmp_path, layout, controllers, w
     unified = str(tmp_path / 'unified')
     write(os.path.join(unified, 'cgroup.controllers'), controllers + '\n')
     mounts = {'unified': (unified, '/'), 'cpuset': ('/sys/fs/cgroup/cpuset', '/') if layout == 'hybrid' else None}
-    plan = linux.LinuxProcessorSet({'name': 'db', 'service_mode': wanted}, cgroup_mounts=mounts)
+    plan = linux_plan({'name': 'db', 'service_mode': wanted}, cgroup_mounts=mounts)
     plan.service = 'db.service'
     if mode == 'error':
         with pytest.raises(common.InputError, match='needs the cpuset controller on cgroup v2'):
@@ -411,9 +418,8 @@ class FakeSystemd(object):
 
 def live_run(image, systemd_stub, monkeypatch, check_mode=False, **extra):
     monkeypatch.setattr(linux.systemd, 'systemd_running', lambda root='/': True)
-    plan = linux.LinuxProcessorSet(dict({'name': 'db', 'cpus': 'node:1', 'service': 'db', 'root': image}, **extra),
-                                   check_mode=check_mode, runner=systemd_stub, proc=systemd_stub.proc,
-                                   cgroup_mounts=NO_CGROUPS)
+    plan = linux_plan(dict({'name': 'db', 'cpus': 'node:1', 'service': 'db', 'root': image}, **extra),
+                      check_mode, systemd_stub, proc=systemd_stub.proc, cgroup_mounts=NO_CGROUPS)
     plan.live = True      # the drop-in still goes under the test root
     return plan.run().as_dict()
 
@@ -457,8 +463,8 @@ def test_running_service_that_does_not_exist_is_refused(image, monkeypatch):
     def missing(argv):
         return 0, 'LoadState=not-found\nMainPID=0\n', ''
     monkeypatch.setattr(linux.systemd, 'systemd_running', lambda root='/': True)
-    plan = linux.LinuxProcessorSet({'name': 'db', 'cpus': '1', 'service': 'nosuch', 'root': image}, runner=missing,
-                                   cgroup_mounts=NO_CGROUPS)
+    plan = linux_plan({'name': 'db', 'cpus': '1', 'service': 'nosuch', 'root': image}, runner=missing,
+                      cgroup_mounts=NO_CGROUPS)
     plan.live = True
     with pytest.raises(common.InputError, match='service nosuch.service does not exist'):
         plan.run()

@@ -15,8 +15,10 @@ import pytest
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import numa
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import Result, Setting
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans.processor_set import common, plan
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.processor_set import common
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.processor_set import sunos_output as sol
+from ansible_collections.dbhost.tuning.plugins.module_utils.state import registry
+from ansible_collections.dbhost.tuning.tests.unit.helpers import make_plan
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'fixtures')
 
@@ -325,8 +327,12 @@ class Solaris(object):
         return 0, '', ''
 
 
+def sunos_plan(solaris, args, check_mode=False):
+    return make_plan('processor_set', args, registry.Context(check_mode, solaris, system_name='SunOS'))
+
+
 def run(solaris, args, check_mode=False):
-    return plan.ProcessorSet(args, check_mode=check_mode, runner=solaris, system_name='SunOS').run()
+    return sunos_plan(solaris, args, check_mode).run()
 
 
 def statuses(result):
@@ -491,7 +497,7 @@ def walk(value):
 
 def hooks(solaris, args, check_mode=False):
     """Plan.run() hook by hook: (commands the read hooks ran, commands apply() ran, done, result)."""
-    processor_set = plan.ProcessorSet(args, check_mode=check_mode, runner=solaris, system_name='SunOS')
+    processor_set = sunos_plan(solaris, args, check_mode)
     processor_set.validate()
     desired = processor_set.desired()
     live = processor_set.read_live(desired)

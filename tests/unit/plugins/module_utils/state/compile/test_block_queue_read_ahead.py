@@ -14,6 +14,7 @@ import pytest
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms
 from ansible_collections.dbhost.tuning.plugins.module_utils.state.compile import block_queue
 from ansible_collections.dbhost.tuning.plugins.module_utils.state.host_state import HostState
+from ansible_collections.dbhost.tuning.plugins.module_utils.state import registry
 from ansible_collections.dbhost.tuning.tests.unit.fixtures.block import fake_sysfs
 from ansible_collections.dbhost.tuning.tests.unit.helpers import digest, put
 from ansible_collections.dbhost.tuning.tests.unit.helpers import role_defaults, with_defaults
@@ -44,7 +45,7 @@ def run(root, check_mode=False, **variables):
     values = {'block_queue_root': root, 'block_queue_devices': [{'name': ['sda'], 'rotational': True}],
               'block_queue_reload': False}
     values.update(variables)
-    host = HostState(['block_queue'], with_defaults({'block_queue': values}), check_mode=check_mode,
+    host = HostState(['block_queue'], with_defaults({'block_queue': values}), registry.Context(check_mode=check_mode),
                      facts_reader=lambda r, subsets: {'system': 'Linux'})
     result = host.run()
     output = host.output(result)

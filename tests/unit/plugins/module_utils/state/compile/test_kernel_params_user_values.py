@@ -14,21 +14,16 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.engine import compar
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import sysctl_keys
 from ansible_collections.dbhost.tuning.plugins.module_utils.sizing import profiles
-from ansible_collections.dbhost.tuning.plugins.module_utils.sizing import shm as sizing
 from ansible_collections.dbhost.tuning.plugins.module_utils.state import desired
 from ansible_collections.dbhost.tuning.plugins.module_utils.state.host_state import HostState
+from ansible_collections.dbhost.tuning.plugins.module_utils.state import registry
 from ansible_collections.dbhost.tuning.tests.unit.helpers import digest, put, read
-from ansible_collections.dbhost.tuning.tests.unit.helpers import sizing_defaults, with_defaults
+from ansible_collections.dbhost.tuning.tests.unit.helpers import shm_sized, with_defaults
 
 pytestmark = pytest.mark.usefixtures('linux')
 
 OUR_FILE = '/etc/sysctl.d/90-dbhost-tuning.conf'
 FACTS = {'system': 'Linux', 'memory': {'total_bytes': 64 * 1024 ** 3, 'page_size': 4096}}
-
-
-def shm_settings(*args, **keywords):
-    """sizing.shm_settings() with the shared_memory role's shares, as the role and the filter pass them."""
-    return sizing.shm_settings(*args, **dict(sizing_defaults(), **keywords))
 
 
 def compile_records(settings, mode='minimum', profile='none', comparisons=None):
@@ -49,8 +44,8 @@ def fake_host(tmp_path, live):
 
 def run_role(root, settings, check_mode=False, **variables):
     variables.update(kernel_params_profile='none', kernel_params_settings=settings, kernel_params_root=root)
-    host = HostState(['kernel_params'], with_defaults({'kernel_params': variables}), check_mode=check_mode,
-                     facts_reader=lambda r, subsets: dict(FACTS))
+    host = HostState(['kernel_params'], with_defaults({'kernel_params': variables}),
+                     registry.Context(check_mode=check_mode), facts_reader=lambda r, subsets: dict(FACTS))
     result = host.run()
     return dict((s['name'], s) for s in host.output(result)['settings']), host.output(result)
 
@@ -161,7 +156,7 @@ def test_the_key_table_covers_every_key_the_roles_know():
         for key, (value, rule, source) in profiles.kernel_profile(name, 'Linux').items():
             table_rule = profiles.key_rule(key)[0]
             assert rule == ('exact' if table_rule == 'range' else table_rule), (name, key)
-    sized = shm_settings('oracle', 64 * 1024 ** 3, 4096, '40%', hugepage_size=2097152, group_gid=54322)
+    sized = shm_sized('oracle', 64 * 1024 ** 3, 4096, '40%', hugepage_size=2097152, group_gid=54322)
     for key in sized['kernel_params']:
         assert profiles.key_rule(key)[0] is not None, key
     for workload in ('oltp', 'dss'):

@@ -44,6 +44,7 @@ description:
     unknown attribute name that the device does not have fails the task, as a misspelt name.
 author:
   - dbhost.tuning contributors (!UNKNOWN)
+# BEGIN options: written by scripts/gen_docs.py from state/registry.py and state/registry_docs/block_queue.yml
 options:
   devices:
     description:
@@ -139,6 +140,7 @@ options:
       - Act on a sysfs and file tree under this folder - C(<root>/sys/block), C(<root>/etc/udev/rules.d),
         C(<root>/proc/self/mountinfo), C(<root>/run/udev/data) - instead of the running host.
       - udev is not reloaded when O(root) is not C(/).
+# END options
 extends_documentation_fragment:
   - dbhost.tuning.common
   - dbhost.tuning.common.root
@@ -202,11 +204,13 @@ EXAMPLES = r'''
 '''
 
 RETURN = r'''
-drift_gate:
-  description: True when the task failed only because records drifted (O(fail_on_drift)).
-  returned: when the task failed on drift
-  type: bool
-  sample: true
+# BEGIN shared keys: written by scripts/gen_docs.py from state/registry_docs/result.yml
+drift_gate: {description: True when the task failed only because records drifted (O(fail_on_drift))., returned: when the task failed on drift, type: bool,
+  sample: true}
+changed: {description: 'Whether anything changed (in check mode, would change).', returned: always, type: bool}
+restart_required: {description: Always false here; present for the common result shape., returned: always, type: bool}
+reboot_required: {description: Always false here; present for the common result shape., returned: always, type: bool}
+# END shared keys
 settings:
   description: One record per selected device and attribute.
   returned: always
@@ -277,18 +281,6 @@ udev:
   returned: when O(file) changed
   type: dict
   sample: {reloaded: false, detail: "udevadm not found: the rules apply from the next boot or udevd start"}
-changed:
-  description: Whether anything changed (in check mode, would change).
-  returned: always
-  type: bool
-restart_required:
-  description: Always false here; present for the common result shape.
-  returned: always
-  type: bool
-reboot_required:
-  description: Always false here; present for the common result shape.
-  returned: always
-  type: bool
 backup_file:
   description: The backup of O(file), when O(backup=true) and the file changed.
   returned: changed and backup requested

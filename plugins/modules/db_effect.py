@@ -35,6 +35,7 @@ description:
     C(shared_memory_service), C(processor_sets_service) and each C(direct_io_databases) item's C(service).
 author:
   - dbhost.tuning contributors (!UNKNOWN)
+# BEGIN options: written by scripts/gen_docs.py from state/registry.py and state/registry_docs/db_effect.yml
 options:
   service:
     description: The systemd service that runs the database (V(postgresql@15-main.service), V(mariadb.service)).
@@ -74,6 +75,7 @@ options:
     type: list
     elements: path
     default: []
+# END options
 extends_documentation_fragment:
   - dbhost.tuning.common
   - dbhost.tuning.common.root
@@ -113,11 +115,10 @@ EXAMPLES = r'''
 '''
 
 RETURN = r'''
-drift_gate:
-  description: True when the task failed only because records drifted (O(fail_on_drift)).
-  returned: when the task failed on drift
-  type: bool
-  sample: true
+# BEGIN shared keys: written by scripts/gen_docs.py from state/registry_docs/result.yml
+drift_gate: {description: True when the task failed only because records drifted (O(fail_on_drift))., returned: when the task failed on drift, type: bool,
+  sample: true}
+# END shared keys
 settings:
   description: One record per check.
   returned: always

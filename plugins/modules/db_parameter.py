@@ -59,6 +59,7 @@ description:
     V(unsupported) with the reason when the postmaster cannot be read.
 author:
   - dbhost.tuning contributors (!UNKNOWN)
+# BEGIN options: written by scripts/gen_docs.py from state/registry.py and state/registry_docs/db_parameter.yml
 options:
   engine:
     description: The database whose configuration is managed.
@@ -136,6 +137,7 @@ options:
     description: PostgreSQL database psql connects to.
     type: str
     default: postgres
+# END options
 extends_documentation_fragment:
   - dbhost.tuning.common
   - dbhost.tuning.common.root
@@ -198,11 +200,12 @@ EXAMPLES = r'''
 '''
 
 RETURN = r'''
-drift_gate:
-  description: True when the task failed only because records drifted (O(fail_on_drift)).
-  returned: when the task failed on drift
-  type: bool
-  sample: true
+# BEGIN shared keys: written by scripts/gen_docs.py from state/registry_docs/result.yml
+drift_gate: {description: True when the task failed only because records drifted (O(fail_on_drift))., returned: when the task failed on drift, type: bool,
+  sample: true}
+changed: {description: 'Whether anything changed (in check mode, would change).', returned: always, type: bool}
+reboot_required: {description: Always false here; present for the common result shape., returned: always, type: bool}
+# END shared keys
 settings:
   description: One record per parameter.
   returned: always
@@ -249,16 +252,8 @@ settings:
         the first words of RV(settings[].detail) for V(unsupported) and V(failed)); null when V(ok).
       type: str
       sample: not persisted
-changed:
-  description: Whether anything changed (in check mode, would change).
-  returned: always
-  type: bool
 restart_required:
   description: True when the database must restart for a value to take effect.
-  returned: always
-  type: bool
-reboot_required:
-  description: Always false here; present for the common result shape.
   returned: always
   type: bool
 engine:

@@ -42,6 +42,7 @@ description:
     reported in a warning, since it checked nothing.
 author:
   - dbhost.tuning contributors (!UNKNOWN)
+# BEGIN options: written by scripts/gen_docs.py from state/registry.py and state/registry_docs/host_state.yml
 options:
   roles:
     description:
@@ -83,11 +84,12 @@ options:
       - V(facts) adds RV(facts), what was read from the host for sizing (every mount of the host among them).
       - Left out, they cost nothing; a drift check over many hosts is quicker without them, since Ansible walks and
         copies every value of each host's result on the controller.
+    version_added: 0.3.0
     type: list
     elements: str
     choices: [desired_state, facts]
     default: []
-    version_added: 0.3.0
+# END options
 extends_documentation_fragment:
   - dbhost.tuning.common
 attributes:
@@ -115,11 +117,11 @@ EXAMPLES = r'''
 '''
 
 RETURN = r'''
-drift_gate:
-  description: True when the task failed only because records drifted (O(fail_on_drift)).
-  returned: when the task failed on drift
-  type: bool
-  sample: true
+# BEGIN shared keys: written by scripts/gen_docs.py from state/registry_docs/result.yml
+drift_gate: {description: True when the task failed only because records drifted (O(fail_on_drift))., returned: when the task failed on drift, type: bool,
+  sample: true}
+changed: {description: 'Whether anything changed (in check mode, would change).', returned: always, type: bool}
+# END shared keys
 settings:
   description: One record per managed setting, from every plan, with its owner role and kind.
   returned: always
@@ -215,10 +217,6 @@ facts:
   description: What was read from the host for sizing.
   returned: when O(details) has V(facts)
   type: dict
-changed:
-  description: Whether anything changed (in check mode, would change).
-  returned: always
-  type: bool
 restart_required:
   description: Whether a service must restart to pick up a change.
   returned: always

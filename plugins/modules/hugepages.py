@@ -47,6 +47,7 @@ description:
     pools are applied.
 author:
   - dbhost.tuning contributors (!UNKNOWN)
+# BEGIN options: written by scripts/gen_docs.py from state/registry.py and state/registry_docs/hugepages.yml
 options:
   pages:
     description: The pools to size.
@@ -110,6 +111,7 @@ options:
       - Act on a mounted image or a test tree instead of the running host.
       - Files, C(/proc/meminfo) and C(/sys) are read (and written) under O(root). When O(root) has no
         C(/sys/kernel/mm/hugepages), only the persisted side is managed.
+# END options
 extends_documentation_fragment:
   - dbhost.tuning.common
   - dbhost.tuning.common.root
@@ -157,11 +159,13 @@ EXAMPLES = r'''
 '''
 
 RETURN = r'''
-drift_gate:
-  description: True when the task failed only because records drifted (O(fail_on_drift)).
-  returned: when the task failed on drift
-  type: bool
-  sample: true
+# BEGIN shared keys: written by scripts/gen_docs.py from state/registry_docs/result.yml
+drift_gate: {description: True when the task failed only because records drifted (O(fail_on_drift))., returned: when the task failed on drift, type: bool,
+  sample: true}
+changed: {description: 'Whether anything changed (in check mode, would change).', returned: always, type: bool}
+restart_required: {description: Always false here; present for the common result shape., returned: always, type: bool}
+reboot_required: {description: Always false here; present for the common result shape., returned: always, type: bool}
+# END shared keys
 settings:
   description: One record per pool.
   returned: always
@@ -215,18 +219,6 @@ settings:
       sample: not persisted
 compacted:
   description: Whether memory was compacted during this run.
-  returned: always
-  type: bool
-changed:
-  description: Whether anything changed (in check mode, would change).
-  returned: always
-  type: bool
-restart_required:
-  description: Always false here; present for the common result shape.
-  returned: always
-  type: bool
-reboot_required:
-  description: Always false here; present for the common result shape.
   returned: always
   type: bool
 backup_file:

@@ -53,6 +53,7 @@ description:
   - All input is checked before anything is written.
 author:
   - dbhost.tuning contributors (!UNKNOWN)
+# BEGIN options: written by scripts/gen_docs.py from state/registry.py and state/registry_docs/kernel_cmdline.yml
 options:
   params:
     description:
@@ -87,6 +88,7 @@ options:
       - Act on a mounted image or a test tree instead of the running host.
       - The boot loader's configuration is read and written under O(root), the running command line read from
         C(<root>/proc/cmdline) when there is one. The boot loader is regenerated only when O(root) is C(/).
+# END options
 extends_documentation_fragment:
   - dbhost.tuning.common
   - dbhost.tuning.common.root
@@ -142,11 +144,12 @@ EXAMPLES = r'''
 '''
 
 RETURN = r'''
-drift_gate:
-  description: True when the task failed only because records drifted (O(fail_on_drift)).
-  returned: when the task failed on drift
-  type: bool
-  sample: true
+# BEGIN shared keys: written by scripts/gen_docs.py from state/registry_docs/result.yml
+drift_gate: {description: True when the task failed only because records drifted (O(fail_on_drift))., returned: when the task failed on drift, type: bool,
+  sample: true}
+changed: {description: 'Whether anything changed (in check mode, would change).', returned: always, type: bool}
+restart_required: {description: Always false here; present for the common result shape., returned: always, type: bool}
+# END shared keys
 settings:
   description: One record per parameter.
   returned: always
@@ -203,14 +206,6 @@ settings:
         null when V(ok).
       type: str
       sample: persisted now, pending reboot
-changed:
-  description: Whether anything changed (in check mode, would change).
-  returned: always
-  type: bool
-restart_required:
-  description: Always false here; present for the common result shape.
-  returned: always
-  type: bool
 reboot_required:
   description: True when a parameter is on the next boot's command line but not on the running one.
   returned: always

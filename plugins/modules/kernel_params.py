@@ -42,6 +42,7 @@ description:
     record's detail says so. systemd-sysctl passes over a key it cannot set without failing.
 author:
   - dbhost.tuning contributors (!UNKNOWN)
+# BEGIN options: written by scripts/gen_docs.py from state/registry.py and state/registry_docs/kernel_params.yml
 options:
   params:
     description:
@@ -98,6 +99,7 @@ options:
       - Act on a mounted image or a test tree instead of the running host.
       - Files are read and written under O(root). Live values are read and written under C(<root>/proc/sys)
         when that exists; otherwise only the persisted state is managed.
+# END options
 extends_documentation_fragment:
   - dbhost.tuning.common
   - dbhost.tuning.common.root
@@ -148,11 +150,12 @@ EXAMPLES = r'''
 '''
 
 RETURN = r'''
-drift_gate:
-  description: True when the task failed only because records drifted (O(fail_on_drift)).
-  returned: when the task failed on drift
-  type: bool
-  sample: true
+# BEGIN shared keys: written by scripts/gen_docs.py from state/registry_docs/result.yml
+drift_gate: {description: True when the task failed only because records drifted (O(fail_on_drift))., returned: when the task failed on drift, type: bool,
+  sample: true}
+changed: {description: 'Whether anything changed (in check mode, would change).', returned: always, type: bool}
+restart_required: {description: Always false here; present for the common result shape., returned: always, type: bool}
+# END shared keys
 settings:
   description: One record per managed key.
   returned: always
@@ -205,14 +208,6 @@ settings:
           never lowered) or V(maximum) (at most); a list with one of them per field for a multi-value key.
       type: raw
       sample: minimum
-changed:
-  description: Whether anything changed (in check mode, would change).
-  returned: always
-  type: bool
-restart_required:
-  description: Always false here; present for the common result shape.
-  returned: always
-  type: bool
 reboot_required:
   description: True when a value only takes effect at the next boot (SunOS).
   returned: always

@@ -38,6 +38,7 @@ description:
   - All input is checked before anything is touched.
 author:
   - dbhost.tuning contributors (!UNKNOWN)
+# BEGIN options: written by scripts/gen_docs.py from state/registry.py and state/registry_docs/mount_options.yml
 options:
   path:
     description:
@@ -92,6 +93,7 @@ options:
     description:
       - Edit the file under this folder (a mounted image or a test tree) instead of the running host.
       - With a root other than C(/), the live mount table is neither read nor changed.
+# END options
 extends_documentation_fragment:
   - dbhost.tuning.common
   - dbhost.tuning.common.root
@@ -152,11 +154,11 @@ EXAMPLES = r'''
 '''
 
 RETURN = r'''
-drift_gate:
-  description: True when the task failed only because records drifted (O(fail_on_drift)).
-  returned: when the task failed on drift
-  type: bool
-  sample: true
+# BEGIN shared keys: written by scripts/gen_docs.py from state/registry_docs/result.yml
+drift_gate: {description: True when the task failed only because records drifted (O(fail_on_drift))., returned: when the task failed on drift, type: bool,
+  sample: true}
+restart_required: {description: Always false here; present for the common result shape., returned: always, type: bool}
+# END shared keys
 settings:
   description: One record per asked option and mount point.
   returned: always
@@ -250,10 +252,6 @@ mounts:
       type: str
 changed:
   description: Whether the file was edited or a remount changed live options (in check mode, would be).
-  returned: always
-  type: bool
-restart_required:
-  description: Always false here; present for the common result shape.
   returned: always
   type: bool
 reboot_required:

@@ -44,6 +44,7 @@ description:
     processor_sets role writes that line with C(processor_sets_shared_memory).
 author:
   - dbhost.tuning contributors (!UNKNOWN)
+# BEGIN options: written by scripts/gen_docs.py from state/registry.py and state/registry_docs/processor_set.yml
 options:
   name:
     description:
@@ -119,6 +120,7 @@ options:
     description:
       - Read the topology under O(root) and edit the drop-in under it, for a mounted image or a test tree.
         Live processes and services are only read and bound when O(root=/).
+# END options
 extends_documentation_fragment:
   - dbhost.tuning.common
   - dbhost.tuning.common.root
@@ -180,11 +182,12 @@ EXAMPLES = r'''
 '''
 
 RETURN = r'''
-drift_gate:
-  description: True when the task failed only because records drifted (O(fail_on_drift)).
-  returned: when the task failed on drift
-  type: bool
-  sample: true
+# BEGIN shared keys: written by scripts/gen_docs.py from state/registry_docs/result.yml
+drift_gate: {description: True when the task failed only because records drifted (O(fail_on_drift))., returned: when the task failed on drift, type: bool,
+  sample: true}
+changed: {description: 'Whether anything changed (in check mode, would change).', returned: always, type: bool}
+reboot_required: {description: Always false here; present for the common result shape., returned: always, type: bool}
+# END shared keys
 settings:
   description: One record per bound item - the service, each matched process, the cpuset, the pool or set.
   returned: always
@@ -248,16 +251,8 @@ mems:
   returned: always
   type: str
   sample: "0"
-changed:
-  description: Whether anything changed (in check mode, would change).
-  returned: always
-  type: bool
 restart_required:
   description: The service must restart to run on the new CPUs.
-  returned: always
-  type: bool
-reboot_required:
-  description: Always false here; present for the common result shape.
   returned: always
   type: bool
 backup_file:

@@ -47,6 +47,7 @@ description:
   - All input is checked before anything is written.
 author:
   - dbhost.tuning contributors (!UNKNOWN)
+# BEGIN options: written by scripts/gen_docs.py from state/registry.py and state/registry_docs/resource_limits.yml
 options:
   limits:
     description: pam_limits items (Linux).
@@ -144,6 +145,7 @@ options:
   root:
     description: Act on a mounted image or a test tree - files are read and written under O(root); live values are
       read only when O(root) is C(/).
+# END options
 extends_documentation_fragment:
   - dbhost.tuning.common
   - dbhost.tuning.common.root
@@ -199,11 +201,12 @@ EXAMPLES = r'''
 '''
 
 RETURN = r'''
-drift_gate:
-  description: True when the task failed only because records drifted (O(fail_on_drift)).
-  returned: when the task failed on drift
-  type: bool
-  sample: true
+# BEGIN shared keys: written by scripts/gen_docs.py from state/registry_docs/result.yml
+drift_gate: {description: True when the task failed only because records drifted (O(fail_on_drift))., returned: when the task failed on drift, type: bool,
+  sample: true}
+changed: {description: 'Whether anything changed (in check mode, would change).', returned: always, type: bool}
+reboot_required: {description: Always false here; present for the common result shape., returned: always, type: bool}
+# END shared keys
 settings:
   description: One record per limit item, per service setting and per project field or attribute.
   returned: always
@@ -255,16 +258,8 @@ settings:
         the first words of RV(settings[].detail) for V(unsupported) and V(failed)); null when V(ok).
       type: str
       sample: not persisted
-changed:
-  description: Whether anything changed (in check mode, would change).
-  returned: always
-  type: bool
 restart_required:
   description: True when the running service must restart to get the new limits.
-  returned: always
-  type: bool
-reboot_required:
-  description: Always false here; present for the common result shape.
   returned: always
   type: bool
 backup_file:

@@ -37,6 +37,7 @@ description:
     exists, at a boot where it does; the record's detail says so.
 author:
   - dbhost.tuning contributors (!UNKNOWN)
+# BEGIN options: written by scripts/gen_docs.py from state/registry.py and state/registry_docs/sysfs_attr.yml
 options:
   attributes:
     description:
@@ -63,6 +64,7 @@ options:
       - Act on a mounted image or a test tree instead of the running host.
       - Files are read and written under O(root); live values under C(<root>/sys) when it holds a sysfs
         tree, otherwise only the persisted side is managed.
+# END options
 extends_documentation_fragment:
   - dbhost.tuning.common
   - dbhost.tuning.common.root
@@ -102,11 +104,13 @@ EXAMPLES = r'''
 '''
 
 RETURN = r'''
-drift_gate:
-  description: True when the task failed only because records drifted (O(fail_on_drift)).
-  returned: when the task failed on drift
-  type: bool
-  sample: true
+# BEGIN shared keys: written by scripts/gen_docs.py from state/registry_docs/result.yml
+drift_gate: {description: True when the task failed only because records drifted (O(fail_on_drift))., returned: when the task failed on drift, type: bool,
+  sample: true}
+changed: {description: 'Whether anything changed (in check mode, would change).', returned: always, type: bool}
+restart_required: {description: Always false here; present for the common result shape., returned: always, type: bool}
+reboot_required: {description: Always false here; present for the common result shape., returned: always, type: bool}
+# END shared keys
 settings:
   description: One record per attribute.
   returned: always
@@ -154,18 +158,6 @@ settings:
         the first words of RV(settings[].detail) for V(unsupported) and V(failed)); null when V(ok).
       type: str
       sample: not persisted
-changed:
-  description: Whether anything changed (in check mode, would change).
-  returned: always
-  type: bool
-restart_required:
-  description: Always false here; present for the common result shape.
-  returned: always
-  type: bool
-reboot_required:
-  description: Always false here; present for the common result shape.
-  returned: always
-  type: bool
 backup_file:
   description: The backup of O(tmpfiles_file), when O(backup=true) and the file changed.
   returned: changed and backup requested

@@ -37,8 +37,8 @@ RESULT_KEYS = os.path.join(DOCS, 'result.yml')
 SPEC_KEYS = ('type', 'elements', 'required', 'choices', 'default', 'aliases')
 OPTIONS_BEGIN = '# BEGIN options: written by scripts/gen_docs.py from state/registry.py and %s'
 OPTIONS_END = '# END options'
-RETURN_BEGIN = '# BEGIN shared keys: written by scripts/gen_docs.py from %s'
-RETURN_END = '# END shared keys'
+RETURN_BEGIN = '# BEGIN returns: written by scripts/gen_docs.py from %s'
+RETURN_END = '# END returns'
 README_BEGIN = '<!-- BEGIN variables: written by scripts/gen_docs.py from meta/argument_specs.yml and defaults/main.yml -->'
 README_END = '<!-- END variables -->'
 
@@ -102,13 +102,13 @@ def trimmed(lines):
 # ------------------------------------------------------------------ module options
 def option_lines(name, rules, docs, indent, where):
     """The DOCUMENTATION lines of one option at ``indent``: the words from ``docs`` (its entry's
-    lines in registry_docs, at indent - 2), the rest from its argument spec ``rules``."""
-    own = dict(entries(docs[1:], indent)) if docs else {}
+    lines in registry_docs, at the same indent), the rest from its argument spec ``rules``."""
+    own = dict(entries(docs[1:], indent + 2)) if docs else {}
     out = ['%s%s:' % (' ' * indent, name)]
     if 'description' not in own:
         raise SourceError('%s: option %s has no description' % (where, name))
     for key in ('description', 'version_added'):
-        out.extend(shifted(trimmed(own.pop(key, [])), 2))
+        out.extend(trimmed(own.pop(key, [])))
     own.pop('suboptions', None)
     if own:
         raise SourceError('%s: option %s: %s belong(s) to the argument spec in state/registry.py, not here'
@@ -125,7 +125,7 @@ def option_lines(name, rules, docs, indent, where):
     if rules.get('default') is not None:
         out.append('%sdefault: %s' % (pad, flow(rules['default'])))
     if rules.get('options'):
-        sub = dict(entries(dict(entries(docs[1:], indent)).get('suboptions', [])[1:], indent + 2)) if docs else {}
+        sub = dict(entries(dict(entries(docs[1:], indent + 2)).get('suboptions', [])[1:], indent + 4)) if docs else {}
         out.append('%ssuboptions:' % pad)
         out.extend(options_lines(rules['options'], sub, indent + 4, '%s: %s' % (where, name), shared=()))
     return out
@@ -143,41 +143,99 @@ def options_lines(spec, docs, indent, where, shared):
     out = []
     for name, lines in docs.items():
         if name in shared:
-            own = dict(entries(lines[1:], indent))
+            own = dict(entries(lines[1:], indent + 2))
             out.append('%s%s:' % (' ' * indent, name))
-            out.extend(shifted(trimmed(own.get('description', [])), 2))
+            out.extend(trimmed(own.get('description', [])))
         else:
             out.extend(option_lines(name, spec[name], lines, indent, where))
     return out
 
 
-def module_options(checkout, registry, module):
-    """The generated ``options`` block of ``module``'s DOCUMENTATION (marker lines included)."""
+def docs_file(checkout, module):
+    """(path relative to the checkout, lines) of ``module``'s registry_docs file."""
     source = os.path.join(DOCS, module + '.yml')
     with open(os.path.join(checkout, source)) as handle:
-        lines = handle.read().splitlines()
+        return source, handle.read().splitlines()
+
+
+def module_options(checkout, registry, module):
+    """The generated ``options`` block of ``module``'s DOCUMENTATION (marker lines included)."""
+    source, lines = docs_file(checkout, module)
+    docs = dict(entries(dict(entries(lines, 0)).get('options', ['options:'])[1:], 2))
+    spec = registry.spec(module)
     shared = load_registry_shared(registry)
-    docs = dict(entries(lines, 0))
-    body = options_lines(registry.spec(module), docs, 2, source, shared)
-    return [OPTIONS_BEGIN % source.replace('plugins/module_utils/', ''), 'options:'] + body + [OPTIONS_END]
+    body = options_lines(spec, docs, 2, source, shared)
+    extra = (yaml.safe_load('\n'.join(lines)) or {}).get('fragments') or []
+    fragments = fragment_list([fragment for name, fragment in shared.items() if name in spec]) + extra
+    return ([OPTIONS_BEGIN % source.replace('plugins/module_utils/', ''), 'options:'] + body
+            + (['extends_documentation_fragment: %s' % flow(fragments)] if fragments else []) + [OPTIONS_END])
+
+
+def fragment_list(fragments):
+    """The fragments of a module's shared options in SHARED's order, dbhost.tuning.common (fail_on_drift's:
+    the attributes and the notes) first."""
+    return sorted(fragments, key=lambda fragment: fragment != 'dbhost.tuning.common')
 
 
 def load_registry_shared(registry):
-    """The names of the shared options (engine/options.py SHARED), which doc fragments document."""
+    """The shared options (engine/options.py SHARED), each with the doc fragment that documents it."""
     package = registry.__name__.rsplit('.state.', 1)[0]
-    return set(__import__(package + '.engine.options', fromlist=['SHARED']).SHARED)
+    shared = __import__(package + '.engine.options', fromlist=['SHARED']).SHARED
+    return dict((name, fragment) for name, (rules, fragment) in shared.items())
 
 
 # ------------------------------------------------------------------ module RETURN
-def return_lines(checkout, own_keys):
-    """The generated shared RETURN keys, one line each, but those the module documents itself."""
+def merged(base, own):
+    """``own`` over ``base`` key by key, mappings merged the same way; a key whose value is null removed."""
+    out = dict(base)
+    for key, value in own.items():
+        if value is None:
+            out.pop(key, None)
+        elif isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = merged(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def unfinished(returns, prefix=''):
+    """The keys (``settings.contains.name``) of ``returns`` without a description or a type."""
+    found = []
+    for key, entry in returns.items():
+        if not entry.get('description') or not entry.get('type'):
+            found.append(prefix + key)
+        found.extend(unfinished(entry.get('contains') or {}, '%s%s.contains.' % (prefix, key)))
+    return found
+
+
+def module_returns(checkout, module):
+    """The RETURN of a module of the result contract: result.yml's ``every`` keys, with the module's
+    ``returns`` (registry_docs/<module>.yml) over them and over result.yml's ``named`` entries of the
+    keys it names."""
     with open(os.path.join(checkout, RESULT_KEYS)) as handle:
-        keys = yaml.safe_load(handle)
-    out = [RETURN_BEGIN % RESULT_KEYS.replace('plugins/module_utils/', '')]
-    for key, value in keys.items():
-        if key not in own_keys:   # a mapping of scalars: one flow line, wrapped within pep8's 160 columns
-            out.extend(yaml.safe_dump({key: value}, default_flow_style=None, sort_keys=False, width=150).splitlines())
-    return out + [RETURN_END]
+        shared = yaml.safe_load(handle)
+    source, lines = docs_file(checkout, module)
+    own = yaml.safe_load('\n'.join(lines)).get('returns') or {}
+    returns = dict(shared['every'])
+    for key, value in own.items():
+        if value is None:
+            returns.pop(key, None)
+        else:
+            returns[key] = merged(returns.get(key, shared['named'].get(key, {})), value)
+    missing = unfinished(returns)
+    if missing:
+        raise SourceError('%s: RETURN %s without a description or a type' % (source, ', '.join(missing)))
+    return returns
+
+
+def return_lines(checkout, module):
+    """The generated RETURN of ``module``: a key of scalars on one line, within pep8's 160 columns."""
+    text = yaml.safe_dump(module_returns(checkout, module), default_flow_style=None, sort_keys=False, width=140)
+    too_long = [line for line in text.splitlines() if len(line) > 160]
+    if too_long:
+        raise SourceError('%s.yml: a RETURN line over 160 columns: %s' % (os.path.join(DOCS, module), too_long[0]))
+    sources = '%s and %s.yml' % (RESULT_KEYS, os.path.join(DOCS, module))
+    return [RETURN_BEGIN % sources.replace('plugins/module_utils/', '')] + text.splitlines() + [RETURN_END]
 
 
 def between(lines, begin, end, where):
@@ -190,16 +248,15 @@ def between(lines, begin, end, where):
 
 
 def module_text(checkout, registry, module, text):
-    """``text`` (plugins/modules/<module>.py) with its generated options and shared RETURN keys."""
+    """``text`` (plugins/modules/<module>.py) with its generated options and, for a module of the
+    result contract (it takes fail_on_drift), its generated RETURN."""
     where = 'plugins/modules/%s.py' % module
     lines = text.split('\n')
     start, stop = between(lines, OPTIONS_BEGIN.split(':')[0], OPTIONS_END, where)
     lines[start:stop] = module_options(checkout, registry, module)
     if 'fail_on_drift' in registry.spec(module):
         start, stop = between(lines, RETURN_BEGIN.split(':')[0], RETURN_END, where)
-        end = lines.index("'''", stop)
-        own = yaml.safe_load('\n'.join(lines[stop:end])) or {}
-        lines[start:stop] = return_lines(checkout, own)
+        lines[start:stop] = return_lines(checkout, module)
     return '\n'.join(lines)
 
 

@@ -33,9 +33,8 @@ options:
     description:
       - Read C(/proc) and C(/sys) under this folder instead of the running host's (tests, images).
       - An absolute path to an existing folder; anything else fails the task.
+extends_documentation_fragment: [dbhost.tuning.common.root]
 # END options
-extends_documentation_fragment:
-  - dbhost.tuning.common.root
 attributes:
   check_mode:
     support: full

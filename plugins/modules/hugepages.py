@@ -111,7 +111,8 @@ options:
       - Act on a mounted image or a test tree instead of the running host.
       - Files, C(/proc/meminfo) and C(/sys) are read (and written) under O(root). When O(root) has no
         C(/sys/kernel/mm/hugepages), only the persisted side is managed.
-extends_documentation_fragment: [dbhost.tuning.common, dbhost.tuning.common.root, dbhost.tuning.common.backup, dbhost.tuning.common.shadowed, dbhost.tuning.common.linux_only]
+extends_documentation_fragment: [dbhost.tuning.common, dbhost.tuning.common.root, dbhost.tuning.common.backup, dbhost.tuning.common.shadowed,
+  dbhost.tuning.common.linux_only]
 # END options
 attributes:
   check_mode:

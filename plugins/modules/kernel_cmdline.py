@@ -88,7 +88,8 @@ options:
       - Act on a mounted image or a test tree instead of the running host.
       - The boot loader's configuration is read and written under O(root), the running command line read from
         C(<root>/proc/cmdline) when there is one. The boot loader is regenerated only when O(root) is C(/).
-extends_documentation_fragment: [dbhost.tuning.common, dbhost.tuning.common.root, dbhost.tuning.common.backup, dbhost.tuning.common.shadowed, dbhost.tuning.common.linux_only]
+extends_documentation_fragment: [dbhost.tuning.common, dbhost.tuning.common.root, dbhost.tuning.common.backup, dbhost.tuning.common.shadowed,
+  dbhost.tuning.common.linux_only]
 # END options
 attributes:
   check_mode:

@@ -64,7 +64,8 @@ options:
       - Act on a mounted image or a test tree instead of the running host.
       - Files are read and written under O(root); live values under C(<root>/sys) when it holds a sysfs
         tree, otherwise only the persisted side is managed.
-extends_documentation_fragment: [dbhost.tuning.common, dbhost.tuning.common.root, dbhost.tuning.common.backup, dbhost.tuning.common.shadowed, dbhost.tuning.common.linux_only]
+extends_documentation_fragment: [dbhost.tuning.common, dbhost.tuning.common.root, dbhost.tuning.common.backup, dbhost.tuning.common.shadowed,
+  dbhost.tuning.common.linux_only]
 # END options
 attributes:
   diff_mode:

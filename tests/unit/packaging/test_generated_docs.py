@@ -175,3 +175,11 @@ def test_each_argument_spec_default_is_the_defaults_file_value(role):
     with open(os.path.join(CHECKOUT, 'roles', role, 'meta', 'argument_specs.yml')) as handle:
         options = yaml.safe_load(handle)['argument_specs']['main']['options']
     assert dict((name, rules.get('default')) for name, rules in options.items() if name in defaults) == defaults
+
+
+def test_a_line_over_pep8s_160_columns_is_refused_naming_the_words_file(tmp_path):
+    root = copy(tmp_path)
+    edit(tmp_path / DOCS / 'kernel_params.yml', '    description: %s\n' % APPLY, '    description: %s\n' % ('x' * 160))
+    with pytest.raises(gen_docs.SourceError) as caught:
+        gen_docs.run(root, registry, write=True)
+    assert str(caught.value).startswith(DOCS + 'kernel_params.yml: a line of plugins/modules/kernel_params.py over 160')

@@ -183,3 +183,20 @@ def test_a_line_over_pep8s_160_columns_is_refused_naming_the_words_file(tmp_path
     with pytest.raises(gen_docs.SourceError) as caught:
         gen_docs.run(root, registry, write=True)
     assert str(caught.value).startswith(DOCS + 'kernel_params.yml: a line of plugins/modules/kernel_params.py over 160')
+
+
+def test_a_return_key_without_words_or_type_is_refused_naming_it(tmp_path):
+    root = copy(tmp_path)
+    edit(tmp_path / DOCS / 'sysfs_attr.yml', 'returns:\n', 'returns:\n  unknown_key:\n    returned: always\n')
+    with pytest.raises(gen_docs.SourceError) as caught:
+        gen_docs.run(root, registry, write=True)
+    assert str(caught.value) == DOCS + 'sysfs_attr.yml: RETURN unknown_key without a description or a type'
+
+
+def test_a_module_that_names_no_backup_file_gets_none_and_one_that_names_it_gets_its_structure(tmp_path):
+    db_effect = module_docs(pathlib.Path(CHECKOUT, 'plugins', 'modules', 'db_effect.py'))['RETURN']
+    assert 'backup_file' not in db_effect and 'diff' not in db_effect
+    kernel_params = module_docs(pathlib.Path(CHECKOUT, 'plugins', 'modules', 'kernel_params.py'))['RETURN']
+    assert kernel_params['backup_file'] == {
+        'description': 'The backup of O(file), when O(backup=true) and the file changed.',
+        'returned': 'changed and backup requested', 'type': 'str'}

@@ -13,7 +13,8 @@
     RETURN of every module that takes ``fail_on_drift``, but for a key the module documents itself;
   - roles/<role>/meta/argument_specs.yml: the ``default`` of each variable, from
     roles/<role>/defaults/main.yml, the one place a role default is written;
-  - the variable table of roles/<role>/README.md, between its marker comments, from both.
+  - the variable table of roles/<role>/README.md, between its marker comments, from both, and
+    the default each ``<variable>: <value>`` line of a YAML snippet of its "Role Variables" shows.
 
 Usage:
   python3 scripts/gen_docs.py            write what is out of date, naming each file written
@@ -336,10 +337,33 @@ def readme_table(checkout, role):
     return [README_BEGIN] + rows + [README_END]
 
 
+def snippet_line(line, role, defaults):
+    """A ``<variable>: <value>  # words`` line of a YAML snippet, with the variable's default as its value
+    when the value says another (a variable without a default, or one given on several lines, as written)."""
+    match = re.match(r'^(%s_\w+):( +)([^#\s][^#]*?)(\s+#.*)?$' % role, line)
+    if not match or match.group(1) not in defaults:
+        return line
+    name, space, value, words = match.groups()
+    if yaml.safe_load(value) == defaults[name]:
+        return line
+    return '%s:%s%s%s' % (name, space, flow(defaults[name]), words or '')
+
+
 def readme_text(checkout, role, text):
+    """``text`` (roles/<role>/README.md) with its variable table, and the defaults its section "Role
+    Variables" shows in YAML snippets, from the role's files."""
     lines = text.split('\n')
     start, stop = between(lines, README_BEGIN, README_END, 'roles/%s/README.md' % role)
     lines[start:stop] = readme_table(checkout, role)
+    defaults = role_defaults(checkout, role)
+    section, snippet = None, False
+    for index, line in enumerate(lines):
+        if line.startswith('## '):
+            section = line
+        elif line.startswith('```'):
+            snippet = line == '```yaml' and not snippet
+        elif snippet and section == '## Role Variables':
+            lines[index] = snippet_line(line, role, defaults)
     return '\n'.join(lines)
 
 

@@ -157,6 +157,7 @@ def test_a_changed_role_default_rewrites_its_argument_spec_and_readme_table(tmp_
     assert specs['argument_specs']['main']['options']['kernel_params_mode']['default'] == 'exact'
     readme = (tmp_path / 'roles' / 'kernel_params' / 'README.md').read_text()
     assert '| `kernel_params_mode` | str | `exact` |' in readme
+    assert '\nkernel_params_mode: exact          # minimum | exact | maximum\n' in readme   # its snippet
 
 
 def test_a_role_default_without_an_argument_spec_entry_is_refused(tmp_path):

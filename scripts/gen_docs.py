@@ -115,7 +115,18 @@ def option_lines(name, rules, docs, indent, where):
         raise SourceError('%s: option %s: %s belong(s) to the argument spec in state/registry.py, not here'
                           % (where, name, ', '.join(sorted(own))))
     pad = ' ' * (indent + 2)
-    out.append('%stype: %s' % (pad, rules.get('type', 'str')))
+    out.extend(option_spec_lines(rules, indent + 2))
+    if rules.get('options'):
+        sub = dict(entries(dict(entries(docs[1:], indent + 2)).get('suboptions', [])[1:], indent + 4)) if docs else {}
+        out.append('%ssuboptions:' % pad)
+        out.extend(options_lines(rules['options'], sub, indent + 4, '%s: %s' % (where, name), shared=()))
+    return out
+
+
+def option_spec_lines(rules, indent):
+    """The lines an option's argument spec ``rules`` gives its documentation, at ``indent``."""
+    pad = ' ' * indent
+    out = ['%stype: %s' % (pad, rules.get('type', 'str'))]
     for key in ('elements', 'aliases'):
         if rules.get(key):
             out.append('%s%s: %s' % (pad, key, flow(rules[key])))
@@ -125,10 +136,6 @@ def option_lines(name, rules, docs, indent, where):
         out.append('%schoices: %s' % (pad, flow(list(rules['choices']))))
     if rules.get('default') is not None:
         out.append('%sdefault: %s' % (pad, flow(rules['default'])))
-    if rules.get('options'):
-        sub = dict(entries(dict(entries(docs[1:], indent + 2)).get('suboptions', [])[1:], indent + 4)) if docs else {}
-        out.append('%ssuboptions:' % pad)
-        out.extend(options_lines(rules['options'], sub, indent + 4, '%s: %s' % (where, name), shared=()))
     return out
 
 
@@ -367,10 +374,38 @@ def readme_text(checkout, role, text):
     return '\n'.join(lines)
 
 
+# ------------------------------------------------------------------ doc fragments
+FRAGMENTS = 'plugins/doc_fragments/common.py'
+
+
+def fragment_text(registry, text):
+    """``text`` (plugins/doc_fragments/common.py) with the type, default and choices of each shared option
+    from its argument spec (engine/options.py SHARED); its words stay as written there."""
+    shared = __import__(registry.__name__.rsplit('.state.', 1)[0] + '.engine.options', fromlist=['SHARED']).SHARED
+    lines = text.split('\n')
+    for name, (rules, fragment) in shared.items():
+        attribute = (fragment.split('.')[3] if fragment.count('.') == 3 else 'documentation').upper()
+        start = lines.index("    %s = r'''" % attribute)
+        stop = lines.index("'''", start)
+        head = lines.index('options:', start, stop)
+        body_end = next((i for i in range(head + 1, stop) if lines[i].strip() and not lines[i].startswith(' ')), stop)
+        found = dict(entries(lines[head + 1:body_end], 2))
+        if name not in found:
+            raise SourceError('%s: %s documents no option %s' % (FRAGMENTS, attribute, name))
+        out = []
+        for option, entry in entries(lines[head + 1:body_end], 2):
+            if option == name:
+                kept = [line for key, block in entries(entry[1:], 4) if key not in SPEC_KEYS for line in block]
+                entry = [entry[0]] + kept + option_spec_lines(rules, 4)
+            out.extend(entry)
+        lines[head + 1:body_end] = out
+    return '\n'.join(lines)
+
+
 # ------------------------------------------------------------------ the files
 def generated(checkout, registry):
     """[(path relative to checkout, current text, generated text)] of every generated file."""
-    files = []
+    files = [(FRAGMENTS, lambda text: fragment_text(registry, text))]
     for module in sorted(registry.MODULES):
         files.append(('plugins/modules/%s.py' % module,
                       lambda text, module=module: module_text(checkout, registry, module, text)))

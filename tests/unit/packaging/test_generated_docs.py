@@ -201,3 +201,21 @@ def test_a_module_that_names_no_backup_file_gets_none_and_one_that_names_it_gets
     assert kernel_params['backup_file'] == {
         'description': 'The backup of O(file), when O(backup=true) and the file changed.',
         'returned': 'changed and backup requested', 'type': 'str'}
+
+
+def test_a_hand_edit_of_a_shared_option_type_in_its_fragment_is_out_of_date_and_undone(tmp_path):
+    root = copy(tmp_path)
+    fragments = tmp_path / 'plugins' / 'doc_fragments' / 'common.py'
+    before = fragments.read_text()
+    edit(fragments, '    type: bool\n    default: false\n\'\'\'\n\n    # dbhost.tuning.common.shadowed',
+         '    type: str\n\'\'\'\n\n    # dbhost.tuning.common.shadowed')
+    assert gen_docs.run(root, registry, write=True) == ['plugins/doc_fragments/common.py']
+    assert fragments.read_text() == before
+
+
+def test_a_fragment_without_its_shared_option_is_refused_naming_it(tmp_path):
+    root = copy(tmp_path)
+    edit(tmp_path / 'plugins' / 'doc_fragments' / 'common.py', '  backup:\n', '  keep_copy:\n')
+    with pytest.raises(gen_docs.SourceError) as caught:
+        gen_docs.run(root, registry, write=True)
+    assert str(caught.value) == 'plugins/doc_fragments/common.py: BACKUP documents no option backup'

@@ -86,15 +86,12 @@ def entries(lines, indent):
         elif found:
             found[-1][1].append(line)
         elif stripped and not stripped.startswith('#'):
-            raise ValueError('not a mapping at indent %d: %r' % (indent, line))
+            raise SourceError('not a mapping at indent %d: %r' % (indent, line))
     return found
 
 
-def shifted(lines, by):
-    return [(' ' * by + line) if line.strip() else '' for line in lines]
-
-
 def trimmed(lines):
+    """``lines`` without the blank lines at their end."""
     while lines and not lines[-1].strip():
         lines = lines[:-1]
     return lines
@@ -104,21 +101,19 @@ def trimmed(lines):
 def option_lines(name, rules, docs, indent, where):
     """The DOCUMENTATION lines of one option at ``indent``: the words from ``docs`` (its entry's
     lines in registry_docs, at the same indent), the rest from its argument spec ``rules``."""
-    own = dict(entries(docs[1:], indent + 2)) if docs else {}
+    own = dict(entries(docs[1:], indent + 2))
     out = ['%s%s:' % (' ' * indent, name)]
     if 'description' not in own:
         raise SourceError('%s: option %s has no description' % (where, name))
     for key in ('description', 'version_added'):
         out.extend(trimmed(own.pop(key, [])))
-    own.pop('suboptions', None)
+    sub = dict(entries(own.pop('suboptions', ['suboptions:'])[1:], indent + 4))
     if own:
         raise SourceError('%s: option %s: %s belong(s) to the argument spec in state/registry.py, not here'
                           % (where, name, ', '.join(sorted(own))))
-    pad = ' ' * (indent + 2)
     out.extend(option_spec_lines(rules, indent + 2))
     if rules.get('options'):
-        sub = dict(entries(dict(entries(docs[1:], indent + 2)).get('suboptions', [])[1:], indent + 4)) if docs else {}
-        out.append('%ssuboptions:' % pad)
+        out.append('%ssuboptions:' % (' ' * (indent + 2)))
         out.extend(options_lines(rules['options'], sub, indent + 4, '%s: %s' % (where, name), shared=()))
     return out
 

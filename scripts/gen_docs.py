@@ -253,15 +253,15 @@ def module_text(checkout, registry, module, text):
     result contract (it takes fail_on_drift), its generated RETURN."""
     where = 'plugins/modules/%s.py' % module
     lines = text.split('\n')
-    start, stop = between(lines, OPTIONS_BEGIN.split(':')[0], OPTIONS_END, where)
+    start, stop = between(lines, OPTIONS_BEGIN.split(':', maxsplit=1)[0], OPTIONS_END, where)
     lines[start:stop] = module_options(checkout, registry, module)
     if 'fail_on_drift' in registry.spec(module):
-        start, stop = between(lines, RETURN_BEGIN.split(':')[0], RETURN_END, where)
+        start, stop = between(lines, RETURN_BEGIN.split(':', maxsplit=1)[0], RETURN_END, where)
         lines[start:stop] = return_lines(checkout, module)
     too_long = [line for line in lines if len(line) > 160]   # pep8's limit in ansible-test sanity
     if too_long:
-        raise SourceError('%s.yml: a line of %s over 160 columns: %s' % (os.path.join(DOCS, module), where,
-                                                                           too_long[0].strip()[:60]))
+        raise SourceError('%s.yml: a line of %s over 160 columns: %s'
+                          % (os.path.join(DOCS, module), where, too_long[0].strip()[:60]))
     return '\n'.join(lines)
 
 
@@ -275,8 +275,8 @@ def mapping_lines(key, value, indent, nested=False):
     """``key: value`` at ``indent``: one flow line, but a mapping that holds a mapping (and the
     mappings in it) in block style."""
     pad = ' ' * indent
-    if isinstance(value, dict) and value and (nested or any(isinstance(inner, dict) and inner
-                                                           for inner in value.values())):
+    holds_mapping = any(isinstance(inner, dict) and inner for inner in value.values()) if isinstance(value, dict) else False
+    if isinstance(value, dict) and value and (nested or holds_mapping):
         return ['%s%s:' % (pad, key)] + [line for name, inner in value.items()
                                          for line in mapping_lines(name, inner, indent + 2, nested=True)]
     return ['%s%s: %s' % (pad, key, flow(value))]

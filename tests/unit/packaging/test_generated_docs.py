@@ -151,8 +151,8 @@ def test_a_changed_role_default_rewrites_its_argument_spec_and_readme_table(tmp_
     root = copy(tmp_path)
     edit(tmp_path / 'roles' / 'kernel_params' / 'defaults' / 'main.yml', 'kernel_params_mode: minimum\n',
          'kernel_params_mode: exact\n')
-    assert gen_docs.run(root, registry, write=True) == ['roles/kernel_params/meta/argument_specs.yml',
-                                                       'roles/kernel_params/README.md']
+    written = gen_docs.run(root, registry, write=True)
+    assert written == ['roles/kernel_params/meta/argument_specs.yml', 'roles/kernel_params/README.md']
     specs = yaml.safe_load((tmp_path / 'roles' / 'kernel_params' / 'meta' / 'argument_specs.yml').read_text())
     assert specs['argument_specs']['main']['options']['kernel_params_mode']['default'] == 'exact'
     readme = (tmp_path / 'roles' / 'kernel_params' / 'README.md').read_text()

@@ -25,8 +25,10 @@ default without an argument spec entry) stops it with a message naming the file 
 
 from __future__ import print_function
 
+import atexit
 import os
 import re
+import shutil
 import sys
 import tempfile
 
@@ -58,6 +60,7 @@ def load_registry():
             sys.path.insert(0, os.sep.join(parts[:-3]))
         else:
             base = tempfile.mkdtemp(prefix='dbhost-gen-docs-')
+            atexit.register(shutil.rmtree, base, True)   # the link only: the checkout stays
             os.makedirs(os.path.join(base, 'ansible_collections', 'dbhost'))
             os.symlink(CHECKOUT, os.path.join(base, 'ansible_collections', 'dbhost', 'tuning'))
             sys.path.insert(0, base)

@@ -3,7 +3,8 @@
 # Debian 12: podman, base images, .venv). Stages, in order:
 #   unit       pytest tests/unit tests/integration (the kill test starts the
 #              modules as processes on fake trees; no container)
-#   sanity     scripts/check_layout.py, then ansible-test sanity (Python 3.11) on a
+#   sanity     scripts/check_layout.py, scripts/gen_docs.py --check (generated docs
+#              up to date), then ansible-test sanity (Python 3.11) on a
 #              copy of the git-tracked files
 #   lint       ansible-lint --profile production on roles/ and playbooks/
 #   molecule   molecule test -s NAME for every molecule/*/molecule.yml
@@ -166,6 +167,10 @@ stage_sanity() {
   # cycle, no file over 500 lines and no function over 80 (docs/DEVELOPING.md,
   # "The layers").
   python3 scripts/check_layout.py
+  # The generated documentation (modules' options, RETURN and fragment lists, roles'
+  # argument_specs defaults and README tables) up to date with its sources: exits 1
+  # naming each file out of date (docs/DEVELOPING.md, "Generated documentation").
+  python3 scripts/gen_docs.py --check
   seed_pip_bootstrap
   cd "$copy"
   # --venv: the sanity tools get their own virtual environments with the exact

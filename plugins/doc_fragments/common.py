@@ -8,6 +8,10 @@ A module lists what it uses under ``extends_documentation_fragment`` (``dbhost.t
 the module's own entry of the same name key by key, the module's keys winning: a module that
 writes ``root: {description: ...}`` keeps its own words and takes ``type`` and ``default``
 from here. Fragment notes come after the module's own.
+
+The ``type`` and ``default`` of each option here are its argument spec in engine/options.py
+SHARED, written by scripts/gen_docs.py (``--check`` fails while they differ); the words are
+written here, once.
 """
 
 from __future__ import absolute_import, division, print_function

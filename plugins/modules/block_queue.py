@@ -44,6 +44,7 @@ description:
     unknown attribute name that the device does not have fails the task, as a misspelt name.
 author:
   - dbhost.tuning contributors (!UNKNOWN)
+# BEGIN options: written by scripts/gen_docs.py from state/registry.py and state/registry_docs/block_queue.yml
 options:
   devices:
     description:
@@ -139,10 +140,8 @@ options:
       - Act on a sysfs and file tree under this folder - C(<root>/sys/block), C(<root>/etc/udev/rules.d),
         C(<root>/proc/self/mountinfo), C(<root>/run/udev/data) - instead of the running host.
       - udev is not reloaded when O(root) is not C(/).
-extends_documentation_fragment:
-  - dbhost.tuning.common
-  - dbhost.tuning.common.root
-  - dbhost.tuning.common.backup
+extends_documentation_fragment: [dbhost.tuning.common, dbhost.tuning.common.root, dbhost.tuning.common.backup]
+# END options
 attributes:
   diff_mode:
     description: Returns the before and after text of O(file).
@@ -202,102 +201,58 @@ EXAMPLES = r'''
 '''
 
 RETURN = r'''
-drift_gate:
-  description: True when the task failed only because records drifted (O(fail_on_drift)).
-  returned: when the task failed on drift
-  type: bool
-  sample: true
+# BEGIN returns: written by scripts/gen_docs.py from state/registry_docs/result.yml and state/registry_docs/block_queue.yml
+drift_gate: {description: True when the task failed only because records drifted (O(fail_on_drift))., returned: when the task failed on drift,
+  type: bool, sample: true}
+changed: {description: 'Whether anything changed (in check mode, would change).', returned: always, type: bool}
+restart_required: {description: Always false here; present for the common result shape., returned: always, type: bool}
+reboot_required: {description: Always false here; present for the common result shape., returned: always, type: bool}
 settings:
   description: One record per selected device and attribute.
   returned: always
   type: list
   elements: dict
   contains:
-    name:
-      description: The device and attribute, as under C(/sys/block).
-      type: str
-      sample: sdb/queue/rq_affinity
-    target:
-      description: The udev rules file (or, with O(persist=false), the sysfs file).
-      type: str
-      sample: /etc/udev/rules.d/61-dbhost-tuning.rules
-    desired:
-      description: The desired value.
-      type: str
-      sample: "1"
-    live:
-      description: The value in sysfs after this run (before it, in check mode).
-      type: str
-    persisted:
-      description: The value the device's rule in O(file) sets; null when it sets none.
-      type: str
-    status:
-      description: >-
-        V(ok), V(changed), V(drift) (check mode: would change), V(unsupported), or V(failed)
-        (the kernel refused the value or read back another one).
-      type: str
-      sample: ok
-    detail:
-      description: Why, in words; names the udev key, warns when it is only the kernel name, and says whether udev was reloaded.
-      type: str
-    source:
-      description: >-
-        On whose word the desired value stands - here the task option that gave it (the item of O(devices) that gave the attribute).
-        Through M(dbhost.tuning.host_state), the vendor document, sizing rule or role variable.
-      type: str
-      sample: "task option: block_queue.devices[0]"
-    reason:
-      description: >-
-        Why the record is not V(ok), in a few words (V(not persisted), V(live differs),
-        V(live below the minimum 4096), V(shadowed by /etc/sysctl.d/99-x.conf), V(persisted, pending restart),
-        the first words of RV(settings[].detail) for V(unsupported) and V(failed)); null when V(ok).
-      type: str
-      sample: not persisted
+    name: {description: 'The device and attribute, as under C(/sys/block).', type: str, sample: sdb/queue/rq_affinity}
+    target: {description: 'The udev rules file (or, with O(persist=false), the sysfs file).', type: str, sample: /etc/udev/rules.d/61-dbhost-tuning.rules}
+    desired: {description: The desired value., type: str, sample: '1'}
+    live: {description: 'The value in sysfs after this run (before it, in check mode).', type: str}
+    persisted: {description: The value the device's rule in O(file) sets; null when it sets none., type: str}
+    status: {description: 'V(ok), V(changed), V(drift) (check mode: would change), V(unsupported), or V(failed) (the kernel refused the value
+        or read back another one).', type: str, sample: ok}
+    detail: {description: 'Why, in words; names the udev key, warns when it is only the kernel name, and says whether udev was reloaded.', type: str}
+    source: {description: 'On whose word the desired value stands - here the task option that gave it (the item of O(devices) that gave the attribute).
+        Through M(dbhost.tuning.host_state), the vendor document, sizing rule or role variable.', type: str, sample: 'task option: block_queue.devices[0]'}
+    reason: {description: 'Why the record is not V(ok), in a few words (V(not persisted), V(live differs), V(live below the minimum 4096), V(shadowed
+        by /etc/sysctl.d/99-x.conf), V(persisted, pending restart), the first words of RV(settings[].detail) for V(unsupported) and V(failed));
+        null when V(ok).', type: str, sample: not persisted}
 devices:
   description: The selected devices, what identifies them and the udev key of their rule.
   returned: on Linux
   type: list
   elements: dict
   sample:
-    - name: sdb
-      dev: "8:16"
-      rotational: true
-      wwid: naa.5000c500a1b2c3d4
-      serial: null
-      model: ST4000NM0035
-      vendor: SEAGATE
-      dm_uuid: null
-      dm_name: null
-      backing_file: null
-      udev_key: ATTRS{wwid}=="naa.5000c500a1b2c3d4"
-      udev_key_kind: wwid
-      selected_by: ["devices[0]"]
+  - name: sdb
+    dev: '8:16'
+    rotational: true
+    wwid: naa.5000c500a1b2c3d4
+    serial: null
+    model: ST4000NM0035
+    vendor: SEAGATE
+    dm_uuid: null
+    dm_name: null
+    backing_file: null
+    udev_key: ATTRS{wwid}=="naa.5000c500a1b2c3d4"
+    udev_key_kind: wwid
+    selected_by: ['devices[0]']
 udev:
   description: Whether udev was reloaded (and triggered) after O(file) changed, and why not.
   returned: when O(file) changed
   type: dict
-  sample: {reloaded: false, detail: "udevadm not found: the rules apply from the next boot or udevd start"}
-changed:
-  description: Whether anything changed (in check mode, would change).
-  returned: always
-  type: bool
-restart_required:
-  description: Always false here; present for the common result shape.
-  returned: always
-  type: bool
-reboot_required:
-  description: Always false here; present for the common result shape.
-  returned: always
-  type: bool
-backup_file:
-  description: The backup of O(file), when O(backup=true) and the file changed.
-  returned: changed and backup requested
-  type: str
-diff:
-  description: Before and after text of O(file), with C(--diff).
-  returned: when changed and run with C(--diff)
-  type: list
-  elements: dict
+  sample: {reloaded: false, detail: 'udevadm not found: the rules apply from the next boot or udevd start'}
+backup_file: {returned: changed and backup requested, type: str, description: 'The backup of O(file), when O(backup=true) and the file changed.'}
+diff: {returned: when changed and run with C(--diff), type: list, elements: dict, description: 'Before and after text of O(file), with C(--diff).'}
+# END returns
 '''
 
 from ansible.module_utils.basic import AnsibleModule

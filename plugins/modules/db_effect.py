@@ -35,6 +35,7 @@ description:
     C(shared_memory_service), C(processor_sets_service) and each C(direct_io_databases) item's C(service).
 author:
   - dbhost.tuning contributors (!UNKNOWN)
+# BEGIN options: written by scripts/gen_docs.py from state/registry.py and state/registry_docs/db_effect.yml
 options:
   service:
     description: The systemd service that runs the database (V(postgresql@15-main.service), V(mariadb.service)).
@@ -74,9 +75,8 @@ options:
     type: list
     elements: path
     default: []
-extends_documentation_fragment:
-  - dbhost.tuning.common
-  - dbhost.tuning.common.root
+extends_documentation_fragment: [dbhost.tuning.common, dbhost.tuning.common.root]
+# END options
 attributes:
   check_mode:
     description: Reads only, in check mode or not.
@@ -113,66 +113,31 @@ EXAMPLES = r'''
 '''
 
 RETURN = r'''
-drift_gate:
-  description: True when the task failed only because records drifted (O(fail_on_drift)).
-  returned: when the task failed on drift
-  type: bool
-  sample: true
+# BEGIN returns: written by scripts/gen_docs.py from state/registry_docs/result.yml and state/registry_docs/db_effect.yml
+drift_gate: {description: True when the task failed only because records drifted (O(fail_on_drift))., returned: when the task failed on drift,
+  type: bool, sample: true}
+changed: {description: Always false., returned: always, type: bool}
+restart_required: {description: True when a record is V(pending_restart)., returned: always, type: bool}
+reboot_required: {description: Always false., returned: always, type: bool}
 settings:
   description: One record per check.
   returned: always
   type: list
   elements: dict
   contains:
-    name:
-      description: The service and the check.
-      type: str
-      sample: postgresql@15-main.service shared memory in huge pages
-    target:
-      description: The processes read (the main pid and how many more), or the service when none could be.
-      type: str
-      sample: pid 812 and 6 more
-    desired:
-      description: What the database should get.
-      type: str
-      sample: in huge pages (144 MiB)
-    live:
-      description: What it gets.
-      type: str
-      sample: 0 MiB of 144.2 MiB in huge pages
-    persisted:
-      description: Always null (a running process has nothing persisted).
-      type: str
-    status:
-      description: V(ok), V(drift), V(pending_restart) or V(unsupported).
-      type: str
-      sample: drift
-    detail:
-      description: How it was read and what was found (the largest segment and its page size, the pids below the limit...).
-      type: str
-    comparison:
-      description: Always V(exact).
-      type: str
-    source:
-      description: On whose word the desired value stands.
-      type: str
-    reason:
-      description: >-
-        Why the record is not V(ok): V(the running database does not get it), the start and change times for
-        V(pending_restart), the first words of the detail for V(unsupported); null when V(ok).
-      type: str
-changed:
-  description: Always false.
-  returned: always
-  type: bool
-restart_required:
-  description: True when a record is V(pending_restart).
-  returned: always
-  type: bool
-reboot_required:
-  description: Always false.
-  returned: always
-  type: bool
+    name: {description: The service and the check., type: str, sample: postgresql@15-main.service shared memory in huge pages}
+    target: {description: 'The processes read (the main pid and how many more), or the service when none could be.', type: str, sample: pid 812
+        and 6 more}
+    desired: {description: What the database should get., type: str, sample: in huge pages (144 MiB)}
+    live: {description: What it gets., type: str, sample: 0 MiB of 144.2 MiB in huge pages}
+    persisted: {description: Always null (a running process has nothing persisted)., type: str}
+    status: {description: 'V(ok), V(drift), V(pending_restart) or V(unsupported).', type: str, sample: drift}
+    detail: {description: 'How it was read and what was found (the largest segment and its page size, the pids below the limit...).', type: str}
+    source: {description: On whose word the desired value stands., type: str}
+    reason: {description: 'Why the record is not V(ok): V(the running database does not get it), the start and change times for V(pending_restart),
+        the first words of the detail for V(unsupported); null when V(ok).', type: str}
+    comparison: {description: Always V(exact)., type: str}
+# END returns
 '''
 
 from ansible.module_utils.basic import AnsibleModule

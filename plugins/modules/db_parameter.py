@@ -59,6 +59,7 @@ description:
     V(unsupported) with the reason when the postmaster cannot be read.
 author:
   - dbhost.tuning contributors (!UNKNOWN)
+# BEGIN options: written by scripts/gen_docs.py from state/registry.py and state/registry_docs/db_parameter.yml
 options:
   engine:
     description: The database whose configuration is managed.
@@ -136,11 +137,8 @@ options:
     description: PostgreSQL database psql connects to.
     type: str
     default: postgres
-extends_documentation_fragment:
-  - dbhost.tuning.common
-  - dbhost.tuning.common.root
-  - dbhost.tuning.common.backup
-  - dbhost.tuning.common.shadowed
+extends_documentation_fragment: [dbhost.tuning.common, dbhost.tuning.common.root, dbhost.tuning.common.backup, dbhost.tuning.common.shadowed]
+# END options
 attributes:
   check_mode:
     description: Nothing changes, not in files and not in the server; records say V(drift) for what would change.
@@ -198,92 +196,38 @@ EXAMPLES = r'''
 '''
 
 RETURN = r'''
-drift_gate:
-  description: True when the task failed only because records drifted (O(fail_on_drift)).
-  returned: when the task failed on drift
-  type: bool
-  sample: true
+# BEGIN returns: written by scripts/gen_docs.py from state/registry_docs/result.yml and state/registry_docs/db_parameter.yml
+drift_gate: {description: True when the task failed only because records drifted (O(fail_on_drift))., returned: when the task failed on drift,
+  type: bool, sample: true}
+changed: {description: 'Whether anything changed (in check mode, would change).', returned: always, type: bool}
+restart_required: {description: True when the database must restart for a value to take effect., returned: always, type: bool}
+reboot_required: {description: Always false here; present for the common result shape., returned: always, type: bool}
 settings:
   description: One record per parameter.
   returned: always
   type: list
   elements: dict
   contains:
-    name:
-      description: The parameter name, lower case (MySQL names with underscores).
-      type: str
-      sample: filesystemio_options
-    target:
-      description: The file written to (or that would be), or the spfile.
-      type: str
-      sample: /u01/app/oracle/product/19.0.0/dbhome_1/dbs/initORCL.ora
-    desired:
-      description: The desired value; several Oracle values are joined with commas.
-      type: str
-      sample: SETALL
-    live:
-      description: The running server's value (after this run; before it in check mode), null when unknown.
-      type: str
-    persisted:
-      description: The value the next startup reads, from whichever file or entry wins.
-      type: str
-    status:
-      description: >-
-        V(ok), V(changed), V(drift) (check mode), V(pending_restart), V(shadowed), V(unsupported)
-        (a read-only parameter) or V(failed) (the change could not be made; the task fails).
-      type: str
-      sample: pending_restart
-    detail:
-      description: Why, in words - what was written, why the live value is unknown, which file wins.
-      type: str
-    source:
-      description: >-
-        On whose word the desired value stands - here the task option that gave it.
-        Through M(dbhost.tuning.host_state), the vendor document, sizing rule or role variable.
-      type: str
-      sample: "task option: db_parameter.params"
-    reason:
-      description: >-
-        Why the record is not V(ok), in a few words (V(not persisted), V(live differs),
-        V(live below the minimum 4096), V(shadowed by /etc/sysctl.d/99-x.conf), V(persisted, pending restart),
-        the first words of RV(settings[].detail) for V(unsupported) and V(failed)); null when V(ok).
-      type: str
-      sample: not persisted
-changed:
-  description: Whether anything changed (in check mode, would change).
-  returned: always
-  type: bool
-restart_required:
-  description: True when the database must restart for a value to take effect.
-  returned: always
-  type: bool
-reboot_required:
-  description: Always false here; present for the common result shape.
-  returned: always
-  type: bool
-engine:
-  description: The engine managed.
-  returned: always
-  type: str
-files:
-  description: The configuration files read, in the order the server reads them.
-  returned: always
-  type: list
-  elements: str
-backup_file:
-  description: The backup of the first file changed, when O(backup=true).
-  returned: changed and backup requested
-  type: str
-backup_files:
-  description: The backups of all files changed, when O(backup=true).
-  returned: changed and backup requested
-  type: list
-  elements: str
-diff:
-  description: Before and after text of each file edited, with C(--diff).
-  returned: when changed and run with C(--diff)
-  type: list
-  elements: dict
+    name: {description: 'The parameter name, lower case (MySQL names with underscores).', type: str, sample: filesystemio_options}
+    target: {description: 'The file written to (or that would be), or the spfile.', type: str, sample: /u01/app/oracle/product/19.0.0/dbhome_1/dbs/initORCL.ora}
+    desired: {description: The desired value; several Oracle values are joined with commas., type: str, sample: SETALL}
+    live: {description: 'The running server''s value (after this run; before it in check mode), null when unknown.', type: str}
+    persisted: {description: 'The value the next startup reads, from whichever file or entry wins.', type: str}
+    status: {description: 'V(ok), V(changed), V(drift) (check mode), V(pending_restart), V(shadowed), V(unsupported) (a read-only parameter) or
+        V(failed) (the change could not be made; the task fails).', type: str, sample: pending_restart}
+    detail: {description: 'Why, in words - what was written, why the live value is unknown, which file wins.', type: str}
+    source: {description: 'On whose word the desired value stands - here the task option that gave it. Through M(dbhost.tuning.host_state), the
+        vendor document, sizing rule or role variable.', type: str, sample: 'task option: db_parameter.params'}
+    reason: {description: 'Why the record is not V(ok), in a few words (V(not persisted), V(live differs), V(live below the minimum 4096), V(shadowed
+        by /etc/sysctl.d/99-x.conf), V(persisted, pending restart), the first words of RV(settings[].detail) for V(unsupported) and V(failed));
+        null when V(ok).', type: str, sample: not persisted}
+engine: {description: The engine managed., returned: always, type: str}
+files: {description: 'The configuration files read, in the order the server reads them.', returned: always, type: list, elements: str}
+backup_file: {returned: changed and backup requested, type: str, description: 'The backup of the first file changed, when O(backup=true).'}
+backup_files: {description: 'The backups of all files changed, when O(backup=true).', returned: changed and backup requested, type: list, elements: str}
+diff: {returned: when changed and run with C(--diff), type: list, elements: dict, description: 'Before and after text of each file edited, with
+    C(--diff).'}
+# END returns
 '''
 
 from ansible.module_utils.basic import AnsibleModule

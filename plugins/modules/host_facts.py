@@ -22,6 +22,7 @@ description:
   - FreeBSD - RAM, page size and C(kern.ipc) shared-memory limits from one C(sysctl) call.
 author:
   - dbhost.tuning contributors (!UNKNOWN)
+# BEGIN options: written by scripts/gen_docs.py from state/registry.py and state/registry_docs/host_facts.yml
 options:
   subset:
     description: Which groups of facts to gather; all by default.
@@ -32,8 +33,8 @@ options:
     description:
       - Read C(/proc) and C(/sys) under this folder instead of the running host's (tests, images).
       - An absolute path to an existing folder; anything else fails the task.
-extends_documentation_fragment:
-  - dbhost.tuning.common.root
+extends_documentation_fragment: [dbhost.tuning.common.root]
+# END options
 attributes:
   check_mode:
     support: full

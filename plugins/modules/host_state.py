@@ -42,6 +42,7 @@ description:
     reported in a warning, since it checked nothing.
 author:
   - dbhost.tuning contributors (!UNKNOWN)
+# BEGIN options: written by scripts/gen_docs.py from state/registry.py and state/registry_docs/host_state.yml
 options:
   roles:
     description:
@@ -83,13 +84,13 @@ options:
       - V(facts) adds RV(facts), what was read from the host for sizing (every mount of the host among them).
       - Left out, they cost nothing; a drift check over many hosts is quicker without them, since Ansible walks and
         copies every value of each host's result on the controller.
+    version_added: 0.3.0
     type: list
     elements: str
     choices: [desired_state, facts]
     default: []
-    version_added: 0.3.0
-extends_documentation_fragment:
-  - dbhost.tuning.common
+extends_documentation_fragment: [dbhost.tuning.common]
+# END options
 attributes:
   platform:
     platforms: [linux, freebsd, sunos]
@@ -115,142 +116,69 @@ EXAMPLES = r'''
 '''
 
 RETURN = r'''
-drift_gate:
-  description: True when the task failed only because records drifted (O(fail_on_drift)).
-  returned: when the task failed on drift
-  type: bool
-  sample: true
+# BEGIN returns: written by scripts/gen_docs.py from state/registry_docs/result.yml and state/registry_docs/host_state.yml
+drift_gate: {description: True when the task failed only because records drifted (O(fail_on_drift))., returned: when the task failed on drift,
+  type: bool, sample: true}
+changed: {description: 'Whether anything changed (in check mode, would change).', returned: always, type: bool}
+restart_required: {description: Whether a service must restart to pick up a change., returned: always, type: bool}
+reboot_required: {description: Whether a reboot is needed to pick up a change., returned: always, type: bool}
 settings:
   description: One record per managed setting, from every plan, with its owner role and kind.
   returned: always
   type: list
   elements: dict
   contains:
-    name:
-      description: The setting.
-      type: str
-    target:
-      description: Where it is persisted (file) or what it applies to.
-      type: raw
-    desired:
-      description: The wanted value; see RV(settings[].comparison) for how it is meant.
-      type: raw
-    live:
-      description: The running value.
-      type: raw
-    persisted:
-      description: What the next boot or restart loads.
-      type: raw
-    status:
-      description: ok, changed, drift, pending_restart, pending_reboot, shadowed, unsupported or failed.
-      type: str
-    detail:
-      description: Why, in words.
-      type: str
-    source:
-      description: >-
-        On whose word the desired value stands - the vendor document and section, or the sizing rule
-        with its arithmetic, or the role variable (C(user: kernel_params_settings)); the same as the
-        record of RV(desired_state) it comes from (O(details=[desired_state])).
-      type: str
-      sample: "user: kernel_params_settings"
-    reason:
-      description: >-
-        Why the record is not V(ok), in a few words (V(not persisted), V(live differs),
-        V(live below the minimum 4096), V(shadowed by /etc/sysctl.d/99-x.conf), V(persisted, pending restart),
-        the first words of RV(settings[].detail) for V(unsupported) and V(failed)); null when V(ok).
-      type: str
-      sample: not persisted
-    comparison:
-      description: exact, minimum or maximum (or one per field).
-      type: raw
-    owner:
-      description: The role that owns the setting.
-      type: str
-    kind:
-      description: The kind of plan that manages it (sysctl, hugepages, limits, sysfs, block_queue, mounts,
-        db_parameter, processor_set; revert for every record of O(state=revert), whose names are the files and
-        kernel pseudo-files put back).
-      type: str
-desired_state:
-  description: The compiled desired state, one entry per setting - kind, key, desired, comparison, owner, source.
-  returned: when O(details) has V(desired_state)
-  type: list
-  elements: dict
+    name: {description: The setting., type: str}
+    target: {description: Where it is persisted (file) or what it applies to., type: raw}
+    desired: {description: 'The wanted value; see RV(settings[].comparison) for how it is meant.', type: raw}
+    live: {description: The running value., type: raw}
+    persisted: {description: What the next boot or restart loads., type: raw}
+    status: {description: 'ok, changed, drift, pending_restart, pending_reboot, shadowed, unsupported or failed.', type: str}
+    detail: {description: 'Why, in words.', type: str}
+    source: {description: 'On whose word the desired value stands - the vendor document and section, or the sizing rule with its arithmetic, or
+        the role variable (C(user: kernel_params_settings)); the same as the record of RV(desired_state) it comes from (O(details=[desired_state])).',
+      type: str, sample: 'user: kernel_params_settings'}
+    reason: {description: 'Why the record is not V(ok), in a few words (V(not persisted), V(live differs), V(live below the minimum 4096), V(shadowed
+        by /etc/sysctl.d/99-x.conf), V(persisted, pending restart), the first words of RV(settings[].detail) for V(unsupported) and V(failed));
+        null when V(ok).', type: str, sample: not persisted}
+    comparison: {description: 'exact, minimum or maximum (or one per field).', type: raw}
+    owner: {description: The role that owns the setting., type: str}
+    kind: {description: 'The kind of plan that manages it (sysctl, hugepages, limits, sysfs, block_queue, mounts, db_parameter, processor_set;
+        revert for every record of O(state=revert), whose names are the files and kernel pseudo-files put back).', type: str}
+desired_state: {description: 'The compiled desired state, one entry per setting - kind, key, desired, comparison, owner, source.', returned: when
+    O(details) has V(desired_state), type: list, elements: dict}
 roles:
-  description:
-    - Per role, its part of the result - changed, restart_required, reboot_required, settings, the role's extras
-      (sizing, devices, mounts...), and each of its plans' own results under the plan's module name (hugepages,
-      resource_limits, mount_options...; databases for db_parameter).
-    - Every C(settings) list in here (the role's and each plan's) holds the indexes of those records in
-      RV(settings), not the records again, and a plan's diff is only in the result's C(diff). A role's records are
-      C(settings | selectattr('owner', 'eq', role)); a plan's are C(indexes | map('extract', result.settings)).
-    - A call for one role (the role's own task, O(roles) of one name) also returns that role's extras and each of
-      its plans' results at the top level, there with the records and the diff in full.
+  description: ['Per role, its part of the result - changed, restart_required, reboot_required, settings, the role''s extras (sizing, devices,
+      mounts...), and each of its plans'' own results under the plan''s module name (hugepages, resource_limits, mount_options...; databases for
+      db_parameter).', 'Every C(settings) list in here (the role''s and each plan''s) holds the indexes of those records in RV(settings), not
+      the records again, and a plan''s diff is only in the result''s C(diff). A role''s records are C(settings | selectattr(''owner'', ''eq'',
+      role)); a plan''s are C(indexes | map(''extract'', result.settings)).', 'A call for one role (the role''s own task, O(roles) of one name)
+      also returns that role''s extras and each of its plans'' results at the top level, there with the records and the diff in full.']
   returned: always
   type: dict
-plans:
-  description: The plans that ran, in order, with their owner role and whether they changed anything.
-  returned: always
-  type: list
-  elements: dict
-restart_services:
-  description: Services a role was asked to restart (shared_memory_service_restart, processor_sets_restart_service,
-    direct_io_restart) and that need it now.
-  returned: always
-  type: list
-  elements: str
-restart_settings:
-  description: The names of the V(pending_restart) records that restarting RV(restart_services) makes live
-    (C(playbooks/tune.yml) restarts them and lists only the other pending records).
-  returned: always
-  type: list
-  elements: str
-notes:
-  description: What the roles have to say that is not a setting (a mount with no direct I/O option).
-  returned: always
-  type: list
-  elements: str
-facts:
-  description: What was read from the host for sizing.
-  returned: when O(details) has V(facts)
-  type: dict
-changed:
-  description: Whether anything changed (in check mode, would change).
-  returned: always
-  type: bool
-restart_required:
-  description: Whether a service must restart to pick up a change.
-  returned: always
-  type: bool
-reboot_required:
-  description: Whether a reboot is needed to pick up a change.
-  returned: always
-  type: bool
-reloads:
-  description: The reloads a revert ran (C(udevadm control --reload), C(systemctl daemon-reload)).
-  returned: when O(state=revert)
-  type: list
-  elements: str
-baselines:
-  description: The baseline files a revert read.
-  returned: when O(state=revert)
-  type: list
-  elements: str
+plans: {description: 'The plans that ran, in order, with their owner role and whether they changed anything.', returned: always, type: list, elements: dict}
+restart_services: {description: 'Services a role was asked to restart (shared_memory_service_restart, processor_sets_restart_service, direct_io_restart)
+    and that need it now.', returned: always, type: list, elements: str}
+restart_settings: {description: The names of the V(pending_restart) records that restarting RV(restart_services) makes live (C(playbooks/tune.yml)
+    restarts them and lists only the other pending records)., returned: always, type: list, elements: str}
+notes: {description: What the roles have to say that is not a setting (a mount with no direct I/O option)., returned: always, type: list, elements: str}
+facts: {description: What was read from the host for sizing., returned: when O(details) has V(facts), type: dict}
+reloads: {description: 'The reloads a revert ran (C(udevadm control --reload), C(systemctl daemon-reload)).', returned: when O(state=revert),
+  type: list, elements: str}
+baselines: {description: The baseline files a revert read., returned: when O(state=revert), type: list, elements: str}
 backups:
-  description:
-    - The copies a revert kept of files it put back whole from a baseline older than the record of each write
-      (it cannot tell the collection's lines from an admin's there), when the file had changed since.
+  description: ['The copies a revert kept of files it put back whole from a baseline older than the record of each write (it cannot tell the collection''s
+      lines from an admin''s there), when the file had changed since.']
   returned: when O(state=revert) changed such a file
   type: list
   elements: str
 written:
-  description:
-    - The files a run wrote before it failed (a shadowed setting fails once its file is written); they are kept,
-      and the failure message names them too. Every module returns it on such a failure.
+  description: ['The files a run wrote before it failed (a shadowed setting fails once its file is written); they are kept, and the failure message
+      names them too. Every module returns it on such a failure.']
   returned: when the task failed after writing
   type: list
   elements: str
+# END returns
 '''
 
 from ansible.module_utils.basic import AnsibleModule

@@ -47,6 +47,7 @@ description:
     pools are applied.
 author:
   - dbhost.tuning contributors (!UNKNOWN)
+# BEGIN options: written by scripts/gen_docs.py from state/registry.py and state/registry_docs/hugepages.yml
 options:
   pages:
     description: The pools to size.
@@ -110,12 +111,9 @@ options:
       - Act on a mounted image or a test tree instead of the running host.
       - Files, C(/proc/meminfo) and C(/sys) are read (and written) under O(root). When O(root) has no
         C(/sys/kernel/mm/hugepages), only the persisted side is managed.
-extends_documentation_fragment:
-  - dbhost.tuning.common
-  - dbhost.tuning.common.root
-  - dbhost.tuning.common.backup
-  - dbhost.tuning.common.shadowed
-  - dbhost.tuning.common.linux_only
+extends_documentation_fragment: [dbhost.tuning.common, dbhost.tuning.common.root, dbhost.tuning.common.backup, dbhost.tuning.common.shadowed,
+  dbhost.tuning.common.linux_only]
+# END options
 attributes:
   check_mode:
     description: >-
@@ -157,87 +155,39 @@ EXAMPLES = r'''
 '''
 
 RETURN = r'''
-drift_gate:
-  description: True when the task failed only because records drifted (O(fail_on_drift)).
-  returned: when the task failed on drift
-  type: bool
-  sample: true
+# BEGIN returns: written by scripts/gen_docs.py from state/registry_docs/result.yml and state/registry_docs/hugepages.yml
+drift_gate: {description: True when the task failed only because records drifted (O(fail_on_drift))., returned: when the task failed on drift,
+  type: bool, sample: true}
+changed: {description: 'Whether anything changed (in check mode, would change).', returned: always, type: bool}
+restart_required: {description: Always false here; present for the common result shape., returned: always, type: bool}
+reboot_required: {description: Always false here; present for the common result shape., returned: always, type: bool}
 settings:
   description: One record per pool.
   returned: always
   type: list
   elements: dict
   contains:
-    name:
-      description: The pool, C(hugepages-<kB>kB), or C(node<N>/hugepages-<kB>kB) for a node's pool.
-      type: str
-      sample: hugepages-2048kB
-    target:
-      description: >-
-        The file the count is persisted in (O(sysctl_file) or O(tmpfiles_file)); the pool's sysfs path
-        with O(persist=false).
-      type: str
-      sample: /etc/sysctl.d/90-dbhost-tuning-hugepages.conf
-    desired:
-      description: The number of pages requested.
-      type: int
-      sample: 2048
-    live:
-      description: The number of pages the kernel has allocated after this run (before it, in check mode).
-      type: int
-      sample: 2048
-    persisted:
-      description: The count the next boot requests, from whichever file wins; null when none sets it.
-      type: int
-      sample: 2048
-    status:
-      description: >-
-        V(ok), V(changed), V(drift) (check mode: would change), V(shadowed), V(unsupported),
-        or V(failed) (the kernel refused the count, or allocated fewer pages than requested).
-      type: str
-      sample: changed
-    detail:
-      description: Why, in words - for a short pool C(requested N, allocated M), and whether memory was compacted.
-      type: str
-      sample: requested 2048, allocated 1536 (after compacting memory)
-    source:
-      description: >-
-        On whose word the desired value stands - here the task option that gave it.
-        Through M(dbhost.tuning.host_state), the vendor document, sizing rule or role variable.
-      type: str
-      sample: "task option: hugepages.pages"
-    reason:
-      description: >-
-        Why the record is not V(ok), in a few words (V(not persisted), V(live differs),
-        V(live below the minimum 4096), V(shadowed by /etc/sysctl.d/99-x.conf), V(persisted, pending restart),
-        the first words of RV(settings[].detail) for V(unsupported) and V(failed)); null when V(ok).
-      type: str
-      sample: not persisted
-compacted:
-  description: Whether memory was compacted during this run.
-  returned: always
-  type: bool
-changed:
-  description: Whether anything changed (in check mode, would change).
-  returned: always
-  type: bool
-restart_required:
-  description: Always false here; present for the common result shape.
-  returned: always
-  type: bool
-reboot_required:
-  description: Always false here; present for the common result shape.
-  returned: always
-  type: bool
-backup_file:
-  description: The backup of the edited file (a list when both files changed), with O(backup=true).
-  returned: changed and backup requested
-  type: raw
-diff:
-  description: Before and after text of the edited files, with C(--diff).
-  returned: when changed and run with C(--diff)
-  type: list
-  elements: dict
+    name: {description: 'The pool, C(hugepages-<kB>kB), or C(node<N>/hugepages-<kB>kB) for a node''s pool.', type: str, sample: hugepages-2048kB}
+    target: {description: The file the count is persisted in (O(sysctl_file) or O(tmpfiles_file)); the pool's sysfs path with O(persist=false).,
+      type: str, sample: /etc/sysctl.d/90-dbhost-tuning-hugepages.conf}
+    desired: {description: The number of pages requested., type: int, sample: 2048}
+    live: {description: 'The number of pages the kernel has allocated after this run (before it, in check mode).', type: int, sample: 2048}
+    persisted: {description: 'The count the next boot requests, from whichever file wins; null when none sets it.', type: int, sample: 2048}
+    status: {description: 'V(ok), V(changed), V(drift) (check mode: would change), V(shadowed), V(unsupported), or V(failed) (the kernel refused
+        the count, or allocated fewer pages than requested).', type: str, sample: changed}
+    detail: {description: 'Why, in words - for a short pool C(requested N, allocated M), and whether memory was compacted.', type: str, sample: 'requested
+        2048, allocated 1536 (after compacting memory)'}
+    source: {description: 'On whose word the desired value stands - here the task option that gave it. Through M(dbhost.tuning.host_state), the
+        vendor document, sizing rule or role variable.', type: str, sample: 'task option: hugepages.pages'}
+    reason: {description: 'Why the record is not V(ok), in a few words (V(not persisted), V(live differs), V(live below the minimum 4096), V(shadowed
+        by /etc/sysctl.d/99-x.conf), V(persisted, pending restart), the first words of RV(settings[].detail) for V(unsupported) and V(failed));
+        null when V(ok).', type: str, sample: not persisted}
+compacted: {description: Whether memory was compacted during this run., returned: always, type: bool}
+backup_file: {returned: changed and backup requested, type: raw, description: 'The backup of the edited file (a list when both files changed),
+    with O(backup=true).'}
+diff: {returned: when changed and run with C(--diff), type: list, elements: dict, description: 'Before and after text of the edited files, with
+    C(--diff).'}
+# END returns
 '''
 
 from ansible.module_utils.basic import AnsibleModule

@@ -53,6 +53,7 @@ description:
   - All input is checked before anything is written.
 author:
   - dbhost.tuning contributors (!UNKNOWN)
+# BEGIN options: written by scripts/gen_docs.py from state/registry.py and state/registry_docs/kernel_cmdline.yml
 options:
   params:
     description:
@@ -87,12 +88,9 @@ options:
       - Act on a mounted image or a test tree instead of the running host.
       - The boot loader's configuration is read and written under O(root), the running command line read from
         C(<root>/proc/cmdline) when there is one. The boot loader is regenerated only when O(root) is C(/).
-extends_documentation_fragment:
-  - dbhost.tuning.common
-  - dbhost.tuning.common.root
-  - dbhost.tuning.common.backup
-  - dbhost.tuning.common.shadowed
-  - dbhost.tuning.common.linux_only
+extends_documentation_fragment: [dbhost.tuning.common, dbhost.tuning.common.root, dbhost.tuning.common.backup, dbhost.tuning.common.shadowed,
+  dbhost.tuning.common.linux_only]
+# END options
 attributes:
   check_mode:
     description: Nothing is written and no boot loader command runs; the records say what would be.
@@ -142,88 +140,39 @@ EXAMPLES = r'''
 '''
 
 RETURN = r'''
-drift_gate:
-  description: True when the task failed only because records drifted (O(fail_on_drift)).
-  returned: when the task failed on drift
-  type: bool
-  sample: true
+# BEGIN returns: written by scripts/gen_docs.py from state/registry_docs/result.yml and state/registry_docs/kernel_cmdline.yml
+drift_gate: {description: True when the task failed only because records drifted (O(fail_on_drift))., returned: when the task failed on drift,
+  type: bool, sample: true}
+changed: {description: 'Whether anything changed (in check mode, would change).', returned: always, type: bool}
+restart_required: {description: Always false here; present for the common result shape., returned: always, type: bool}
+reboot_required: {description: True when a parameter is on the next boot's command line but not on the running one., returned: always, type: bool}
 settings:
   description: One record per parameter.
   returned: always
   type: list
   elements: dict
   contains:
-    name:
-      description: The parameter's name as given.
-      type: str
-      sample: transparent_hugepage
-    target:
-      description: The file the parameter is persisted in; null where there is none.
-      type: str
-      sample: /etc/default/grub.d/99-dbhost-tuning.cfg
-    desired:
-      description: The desired value; a bare flag's name for a flag; null with O(state=absent).
-      type: str
-      sample: never
-    live:
-      description: The value of the last occurrence on the running kernel's command line (a bare word's name), or null.
-      type: str
-      sample: madvise
-    persisted:
-      description: >-
-        The value of the last occurrence on the next boot's command line (after this run; before it in check
-        mode), or null.
-      type: str
-      sample: never
-    status:
-      description: >-
-        V(ok), V(changed), V(drift) (check mode: would change), V(pending_reboot) (the next boot has it, the
-        running kernel not yet), V(shadowed), or V(unsupported).
-      type: str
-      sample: pending_reboot
-    detail:
-      description: >-
-        Why, in words: the file written, whether the boot loader was regenerated (and how), the file that wins
-        at boot when shadowed, the running kernel's value while a reboot is pending.
-      type: str
-    comparison:
-      description: Always V(exact).
-      type: str
-      sample: exact
-    source:
-      description: >-
-        On whose word the desired value stands - here the task option that gave it.
-        Through M(dbhost.tuning.host_state), the role variable.
-      type: str
-      sample: "task option: kernel_cmdline.params"
-    reason:
-      description: >-
-        Why the record is not V(ok), in a few words (V(not persisted), V(live differs),
-        V(persisted now, pending reboot), V(shadowed by /etc/default/grub.d/99-zz.cfg (sets 'transparent_hugepage=always')));
-        null when V(ok).
-      type: str
-      sample: persisted now, pending reboot
-changed:
-  description: Whether anything changed (in check mode, would change).
-  returned: always
-  type: bool
-restart_required:
-  description: Always false here; present for the common result shape.
-  returned: always
-  type: bool
-reboot_required:
-  description: True when a parameter is on the next boot's command line but not on the running one.
-  returned: always
-  type: bool
-backup_file:
-  description: The backup of the file written, when O(backup=true) and the file changed.
-  returned: changed and backup requested
-  type: str
-diff:
-  description: Before and after text of the file written, with C(--diff).
-  returned: when changed and run with C(--diff)
-  type: list
-  elements: dict
+    name: {description: The parameter's name as given., type: str, sample: transparent_hugepage}
+    target: {description: The file the parameter is persisted in; null where there is none., type: str, sample: /etc/default/grub.d/99-dbhost-tuning.cfg}
+    desired: {description: The desired value; a bare flag's name for a flag; null with O(state=absent)., type: str, sample: never}
+    live: {description: 'The value of the last occurrence on the running kernel''s command line (a bare word''s name), or null.', type: str, sample: madvise}
+    persisted: {description: 'The value of the last occurrence on the next boot''s command line (after this run; before it in check mode), or
+        null.', type: str, sample: never}
+    status: {description: 'V(ok), V(changed), V(drift) (check mode: would change), V(pending_reboot) (the next boot has it, the running kernel
+        not yet), V(shadowed), or V(unsupported).', type: str, sample: pending_reboot}
+    detail: {description: 'Why, in words: the file written, whether the boot loader was regenerated (and how), the file that wins at boot when
+        shadowed, the running kernel''s value while a reboot is pending.', type: str}
+    source: {description: 'On whose word the desired value stands - here the task option that gave it. Through M(dbhost.tuning.host_state), the
+        role variable.', type: str, sample: 'task option: kernel_cmdline.params'}
+    reason: {description: 'Why the record is not V(ok), in a few words (V(not persisted), V(live differs), V(persisted now, pending reboot), V(shadowed
+        by /etc/default/grub.d/99-zz.cfg (sets ''transparent_hugepage=always''))); null when V(ok).', type: str, sample: 'persisted now, pending
+        reboot'}
+    comparison: {description: Always V(exact)., type: str, sample: exact}
+backup_file: {returned: changed and backup requested, type: str, description: 'The backup of the file written, when O(backup=true) and the file
+    changed.'}
+diff: {returned: when changed and run with C(--diff), type: list, elements: dict, description: 'Before and after text of the file written, with
+    C(--diff).'}
+# END returns
 '''
 
 from ansible.module_utils.basic import AnsibleModule

@@ -42,6 +42,7 @@ description:
     record's detail says so. systemd-sysctl passes over a key it cannot set without failing.
 author:
   - dbhost.tuning contributors (!UNKNOWN)
+# BEGIN options: written by scripts/gen_docs.py from state/registry.py and state/registry_docs/kernel_params.yml
 options:
   params:
     description:
@@ -98,11 +99,8 @@ options:
       - Act on a mounted image or a test tree instead of the running host.
       - Files are read and written under O(root). Live values are read and written under C(<root>/proc/sys)
         when that exists; otherwise only the persisted state is managed.
-extends_documentation_fragment:
-  - dbhost.tuning.common
-  - dbhost.tuning.common.root
-  - dbhost.tuning.common.backup
-  - dbhost.tuning.common.shadowed
+extends_documentation_fragment: [dbhost.tuning.common, dbhost.tuning.common.root, dbhost.tuning.common.backup, dbhost.tuning.common.shadowed]
+# END options
 attributes:
   diff_mode:
     description: Returns the before and after text of O(file).
@@ -148,84 +146,39 @@ EXAMPLES = r'''
 '''
 
 RETURN = r'''
-drift_gate:
-  description: True when the task failed only because records drifted (O(fail_on_drift)).
-  returned: when the task failed on drift
-  type: bool
-  sample: true
+# BEGIN returns: written by scripts/gen_docs.py from state/registry_docs/result.yml and state/registry_docs/kernel_params.yml
+drift_gate: {description: True when the task failed only because records drifted (O(fail_on_drift))., returned: when the task failed on drift,
+  type: bool, sample: true}
+changed: {description: 'Whether anything changed (in check mode, would change).', returned: always, type: bool}
+restart_required: {description: Always false here; present for the common result shape., returned: always, type: bool}
+reboot_required: {description: True when a value only takes effect at the next boot (SunOS)., returned: always, type: bool}
 settings:
   description: One record per managed key.
   returned: always
   type: list
   elements: dict
   contains:
-    name:
-      description: The key, in dotted form (or C(module:variable) on SunOS).
-      type: str
-      sample: kernel.shmmni
-    target:
-      description: The file the key is persisted in.
-      type: str
-      sample: /etc/sysctl.d/90-dbhost-tuning.conf
-    desired:
-      description: The desired value, normalized; null with O(state=absent).
-      type: str
-      sample: "250 32000 100 128"
-    live:
-      description: The value in the running kernel after this run (before it, in check mode); null when not read.
-      type: str
-    persisted:
-      description: The value that wins at the next boot, from whichever file sets it.
-      type: str
-    status:
-      description: >-
-        V(ok), V(changed), V(drift) (check mode: would change), V(pending_reboot), V(shadowed),
-        V(unsupported), or V(failed) (the kernel refused the value).
-      type: str
-      sample: ok
-    detail:
-      description: Why, in words, including the winning file for V(shadowed).
-      type: str
-    source:
-      description: >-
-        On whose word the desired value stands - here the task option that gave it.
-        Through M(dbhost.tuning.host_state), the vendor document, sizing rule or role variable.
-      type: str
-      sample: "task option: kernel_params.params"
-    reason:
-      description: >-
-        Why the record is not V(ok), in a few words (V(not persisted), V(live differs),
-        V(live below the minimum 4096), V(shadowed by /etc/sysctl.d/99-x.conf), V(persisted, pending restart),
-        the first words of RV(settings[].detail) for V(unsupported) and V(failed)); null when V(ok).
-      type: str
-      sample: not persisted
+    name: {description: 'The key, in dotted form (or C(module:variable) on SunOS).', type: str, sample: kernel.shmmni}
+    target: {description: The file the key is persisted in., type: str, sample: /etc/sysctl.d/90-dbhost-tuning.conf}
+    desired: {description: 'The desired value, normalized; null with O(state=absent).', type: str, sample: 250 32000 100 128}
+    live: {description: 'The value in the running kernel after this run (before it, in check mode); null when not read.', type: str}
+    persisted: {description: 'The value that wins at the next boot, from whichever file sets it.', type: str}
+    status: {description: 'V(ok), V(changed), V(drift) (check mode: would change), V(pending_reboot), V(shadowed), V(unsupported), or V(failed)
+        (the kernel refused the value).', type: str, sample: ok}
+    detail: {description: 'Why, in words, including the winning file for V(shadowed).', type: str}
+    source: {description: 'On whose word the desired value stands - here the task option that gave it. Through M(dbhost.tuning.host_state), the
+        vendor document, sizing rule or role variable.', type: str, sample: 'task option: kernel_params.params'}
+    reason: {description: 'Why the record is not V(ok), in a few words (V(not persisted), V(live differs), V(live below the minimum 4096), V(shadowed
+        by /etc/sysctl.d/99-x.conf), V(persisted, pending restart), the first words of RV(settings[].detail) for V(unsupported) and V(failed));
+        null when V(ok).', type: str, sample: not persisted}
     comparison:
-      description:
-        - How RV(settings[].desired) is meant - V(exact), V(minimum) (at least; a larger value is met and
-          never lowered) or V(maximum) (at most); a list with one of them per field for a multi-value key.
+      description: ['How RV(settings[].desired) is meant - V(exact), V(minimum) (at least; a larger value is met and never lowered) or V(maximum)
+          (at most); a list with one of them per field for a multi-value key.']
       type: raw
       sample: minimum
-changed:
-  description: Whether anything changed (in check mode, would change).
-  returned: always
-  type: bool
-restart_required:
-  description: Always false here; present for the common result shape.
-  returned: always
-  type: bool
-reboot_required:
-  description: True when a value only takes effect at the next boot (SunOS).
-  returned: always
-  type: bool
-backup_file:
-  description: The backup of O(file), when O(backup=true) and the file changed.
-  returned: changed and backup requested
-  type: str
-diff:
-  description: Before and after text of O(file), with C(--diff).
-  returned: when changed and run with C(--diff)
-  type: list
-  elements: dict
+backup_file: {returned: changed and backup requested, type: str, description: 'The backup of O(file), when O(backup=true) and the file changed.'}
+diff: {returned: when changed and run with C(--diff), type: list, elements: dict, description: 'Before and after text of O(file), with C(--diff).'}
+# END returns
 '''
 
 from ansible.module_utils.basic import AnsibleModule

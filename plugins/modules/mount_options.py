@@ -38,6 +38,7 @@ description:
   - All input is checked before anything is touched.
 author:
   - dbhost.tuning contributors (!UNKNOWN)
+# BEGIN options: written by scripts/gen_docs.py from state/registry.py and state/registry_docs/mount_options.yml
 options:
   path:
     description:
@@ -92,10 +93,8 @@ options:
     description:
       - Edit the file under this folder (a mounted image or a test tree) instead of the running host.
       - With a root other than C(/), the live mount table is neither read nor changed.
-extends_documentation_fragment:
-  - dbhost.tuning.common
-  - dbhost.tuning.common.root
-  - dbhost.tuning.common.backup
+extends_documentation_fragment: [dbhost.tuning.common, dbhost.tuning.common.root, dbhost.tuning.common.backup]
+# END options
 attributes:
   check_mode:
     description: Nothing changes, no remount; records say C(drift) for what would change.
@@ -152,123 +151,53 @@ EXAMPLES = r'''
 '''
 
 RETURN = r'''
-drift_gate:
-  description: True when the task failed only because records drifted (O(fail_on_drift)).
-  returned: when the task failed on drift
-  type: bool
-  sample: true
+# BEGIN returns: written by scripts/gen_docs.py from state/registry_docs/result.yml and state/registry_docs/mount_options.yml
+drift_gate: {description: True when the task failed only because records drifted (O(fail_on_drift))., returned: when the task failed on drift,
+  type: bool, sample: true}
+changed: {description: 'Whether the file was edited or a remount changed live options (in check mode, would be).', returned: always, type: bool}
+restart_required: {description: Always false here; present for the common result shape., returned: always, type: bool}
+reboot_required: {description: True when an option only takes effect at the next mount., returned: always, type: bool}
 settings:
   description: One record per asked option and mount point.
   returned: always
   type: list
   elements: dict
   contains:
-    name:
-      description: The mount point and the option (its key for a C(key=value) option), so that the records of
-        several mount points stay apart.
-      type: str
-      sample: /u02 noatime
-    target:
-      description: The mount point.
-      type: str
-      sample: /u02
-    desired:
-      description: The option as asked; null for an option asked absent.
-      type: str
-      sample: noatime
-    live:
-      description: >-
-        The options of the same group or key in the mount table after this run (before it, in check mode);
-        null when none is shown, the mount point is not mounted, or the live state is not read.
-      type: str
-      sample: noatime
-    persisted:
-      description: The options of the same group or key in the file after this run (before it, in check mode).
-      type: str
-      sample: noatime
-    status:
-      description: >-
-        V(ok), V(changed), V(drift) (check mode: would change), V(pending_reboot) (persisted; the live
-        mount gets it at the next mount), or V(failed) (the remount was refused).
-      type: str
-      sample: changed
-    detail:
-      description: Why, in words, including the remount command.
-      type: str
-    source:
-      description: >-
-        On whose word the desired value stands - here the task option that gave it.
-        Through M(dbhost.tuning.host_state), the vendor document, sizing rule or role variable.
-      type: str
-      sample: "task option: mount_options.present and absent"
-    reason:
-      description: >-
-        Why the record is not V(ok), in a few words (V(not persisted), V(live differs),
-        V(live below the minimum 4096), V(shadowed by /etc/sysctl.d/99-x.conf), V(persisted, pending restart),
-        the first words of RV(settings[].detail) for V(unsupported) and V(failed)); null when V(ok).
-      type: str
-      sample: not persisted
+    name: {description: 'The mount point and the option (its key for a C(key=value) option), so that the records of several mount points stay
+        apart.', type: str, sample: /u02 noatime}
+    target: {description: The mount point., type: str, sample: /u02}
+    desired: {description: The option as asked; null for an option asked absent., type: str, sample: noatime}
+    live: {description: 'The options of the same group or key in the mount table after this run (before it, in check mode); null when none is
+        shown, the mount point is not mounted, or the live state is not read.', type: str, sample: noatime}
+    persisted: {description: 'The options of the same group or key in the file after this run (before it, in check mode).', type: str, sample: noatime}
+    status: {description: 'V(ok), V(changed), V(drift) (check mode: would change), V(pending_reboot) (persisted; the live mount gets it at the
+        next mount), or V(failed) (the remount was refused).', type: str, sample: changed}
+    detail: {description: 'Why, in words, including the remount command.', type: str}
+    source: {description: 'On whose word the desired value stands - here the task option that gave it. Through M(dbhost.tuning.host_state), the
+        vendor document, sizing rule or role variable.', type: str, sample: 'task option: mount_options.present and absent'}
+    reason: {description: 'Why the record is not V(ok), in a few words (V(not persisted), V(live differs), V(live below the minimum 4096), V(shadowed
+        by /etc/sysctl.d/99-x.conf), V(persisted, pending restart), the first words of RV(settings[].detail) for V(unsupported) and V(failed));
+        null when V(ok).', type: str, sample: not persisted}
 mounts:
   description: One summary per mount point, with the whole option lists.
   returned: always
   type: list
   elements: dict
   contains:
-    path:
-      description: The mount point.
-      type: str
-    fstype:
-      description: The file system type on the file's line.
-      type: str
-    file:
-      description: The file edited.
-      type: str
-    line:
-      description: The line number of the mount point in the file.
-      type: int
-    persisted_before:
-      description: The options field before this run (empty for vfstab's C(-)).
-      type: str
-    persisted:
-      description: The options field after this run (in check mode, as it is now; the diff shows the change).
-      type: str
-    mounted:
-      description: Whether the mount point is in the mount table; null when the live state is not read.
-      type: bool
-    live_before:
-      description: The live options before this run.
-      type: str
-    live:
-      description: The live options after this run.
-      type: str
-    remount_command:
-      description: The remount command that was run, as an argument list; null when none was run.
-      type: list
-      elements: str
-    remount_error:
-      description: What the remount printed when it failed.
-      type: str
-changed:
-  description: Whether the file was edited or a remount changed live options (in check mode, would be).
-  returned: always
-  type: bool
-restart_required:
-  description: Always false here; present for the common result shape.
-  returned: always
-  type: bool
-reboot_required:
-  description: True when an option only takes effect at the next mount.
-  returned: always
-  type: bool
-backup_file:
-  description: The backup of the file, when O(backup=true) and the file changed.
-  returned: changed and backup requested
-  type: str
-diff:
-  description: Before and after text of the file, with C(--diff).
-  returned: when changed and run with C(--diff)
-  type: list
-  elements: dict
+    path: {description: The mount point., type: str}
+    fstype: {description: The file system type on the file's line., type: str}
+    file: {description: The file edited., type: str}
+    line: {description: The line number of the mount point in the file., type: int}
+    persisted_before: {description: The options field before this run (empty for vfstab's C(-))., type: str}
+    persisted: {description: 'The options field after this run (in check mode, as it is now; the diff shows the change).', type: str}
+    mounted: {description: Whether the mount point is in the mount table; null when the live state is not read., type: bool}
+    live_before: {description: The live options before this run., type: str}
+    live: {description: The live options after this run., type: str}
+    remount_command: {description: 'The remount command that was run, as an argument list; null when none was run.', type: list, elements: str}
+    remount_error: {description: What the remount printed when it failed., type: str}
+backup_file: {returned: changed and backup requested, type: str, description: 'The backup of the file, when O(backup=true) and the file changed.'}
+diff: {returned: when changed and run with C(--diff), type: list, elements: dict, description: 'Before and after text of the file, with C(--diff).'}
+# END returns
 '''
 
 from ansible.module_utils.basic import AnsibleModule

@@ -44,6 +44,7 @@ description:
     processor_sets role writes that line with C(processor_sets_shared_memory).
 author:
   - dbhost.tuning contributors (!UNKNOWN)
+# BEGIN options: written by scripts/gen_docs.py from state/registry.py and state/registry_docs/processor_set.yml
 options:
   name:
     description:
@@ -119,10 +120,8 @@ options:
     description:
       - Read the topology under O(root) and edit the drop-in under it, for a mounted image or a test tree.
         Live processes and services are only read and bound when O(root=/).
-extends_documentation_fragment:
-  - dbhost.tuning.common
-  - dbhost.tuning.common.root
-  - dbhost.tuning.common.backup
+extends_documentation_fragment: [dbhost.tuning.common, dbhost.tuning.common.root, dbhost.tuning.common.backup]
+# END options
 attributes:
   diff_mode:
     description: Returns the before and after text of the drop-in.
@@ -180,90 +179,52 @@ EXAMPLES = r'''
 '''
 
 RETURN = r'''
-drift_gate:
-  description: True when the task failed only because records drifted (O(fail_on_drift)).
-  returned: when the task failed on drift
-  type: bool
-  sample: true
+# BEGIN returns: written by scripts/gen_docs.py from state/registry_docs/result.yml and state/registry_docs/processor_set.yml
+drift_gate: {description: True when the task failed only because records drifted (O(fail_on_drift))., returned: when the task failed on drift,
+  type: bool, sample: true}
+changed: {description: 'Whether anything changed (in check mode, would change).', returned: always, type: bool}
+restart_required: {description: The service must restart to run on the new CPUs., returned: always, type: bool}
+reboot_required: {description: Always false here; present for the common result shape., returned: always, type: bool}
 settings:
   description: One record per bound item - the service, each matched process, the cpuset, the pool or set.
   returned: always
   type: list
   elements: dict
   contains:
-    name:
-      description: V(service:<unit>), V(pid:<pid>), V(cpuset:dbhost-<name>), V(processes:<match>) when nothing matches,
-        V(psrset:<name>), V(pool:dbhost-<name>), V(project:<name>).
-      type: str
-      sample: service:postgresql.service
-    target:
-      description: The drop-in, the matching rule, the cpuset folder, or the pool.
-      type: str
+    name: {description: 'V(service:<unit>), V(pid:<pid>), V(cpuset:dbhost-<name>), V(processes:<match>) when nothing matches, V(psrset:<name>),
+        V(pool:dbhost-<name>), V(project:<name>).', type: str, sample: 'service:postgresql.service'}
+    target: {description: 'The drop-in, the matching rule, the cpuset folder, or the pool.', type: str}
     desired:
       description: The CPUs and memory nodes asked for (C(cpus), C(mems)).
       type: dict
-      sample: {cpus: "1", mems: "0"}
-    live:
-      description: >-
-        What runs now - C(cpus) (Cpus_allowed_list), C(mems) (Mems_allowed_list), C(numa_policy), C(pid),
-        C(cpuset); null when not running or not read.
-      type: dict
-    persisted:
-      description: What systemd (or the pool configuration) will apply at the next start.
-      type: dict
-    status:
-      description: >-
-        V(ok), V(changed), V(drift) (check mode), V(pending_restart) (the drop-in is in place, the running service
-        still has the old binding), V(shadowed) (another drop-in wins), V(unsupported), V(failed).
-      type: str
-    detail:
-      description: Why, in words.
-      type: str
-    source:
-      description: >-
-        On whose word the desired value stands - here the task option that gave it.
-        Through M(dbhost.tuning.host_state), the vendor document, sizing rule or role variable.
-      type: str
-      sample: "task option: processor_set.cpus"
-    reason:
-      description: >-
-        Why the record is not V(ok), in a few words (V(not persisted), V(live differs),
-        V(live below the minimum 4096), V(shadowed by /etc/sysctl.d/99-x.conf), V(persisted, pending restart),
-        the first words of RV(settings[].detail) for V(unsupported) and V(failed)); null when V(ok).
-      type: str
-      sample: not persisted
+      sample: {cpus: '1', mems: '0'}
+    live: {description: 'What runs now - C(cpus) (Cpus_allowed_list), C(mems) (Mems_allowed_list), C(numa_policy), C(pid), C(cpuset); null when
+        not running or not read.', type: dict}
+    persisted: {description: What systemd (or the pool configuration) will apply at the next start., type: dict}
+    status: {description: 'V(ok), V(changed), V(drift) (check mode), V(pending_restart) (the drop-in is in place, the running service still has
+        the old binding), V(shadowed) (another drop-in wins), V(unsupported), V(failed).', type: str}
+    detail: {description: 'Why, in words.', type: str}
+    source: {description: 'On whose word the desired value stands - here the task option that gave it. Through M(dbhost.tuning.host_state), the
+        vendor document, sizing rule or role variable.', type: str, sample: 'task option: processor_set.cpus'}
+    reason: {description: 'Why the record is not V(ok), in a few words (V(not persisted), V(live differs), V(live below the minimum 4096), V(shadowed
+        by /etc/sysctl.d/99-x.conf), V(persisted, pending restart), the first words of RV(settings[].detail) for V(unsupported) and V(failed));
+        null when V(ok).', type: str, sample: not persisted}
 topology:
   description: The NUMA topology used.
   returned: always
   type: dict
-  sample: {nodes: {"0": {cpus: "0-1", memory_bytes: 25769803776, distances: [10]}}, online_cpus: "0-1",
-           offline_cpus: ""}
-cpus:
-  description: The CPUs chosen, as a CPU list.
-  returned: always
-  type: str
-  sample: "1"
-mems:
-  description: The memory nodes chosen, as a list.
-  returned: always
-  type: str
-  sample: "0"
-changed:
-  description: Whether anything changed (in check mode, would change).
-  returned: always
-  type: bool
-restart_required:
-  description: The service must restart to run on the new CPUs.
-  returned: always
-  type: bool
-reboot_required:
-  description: Always false here; present for the common result shape.
-  returned: always
-  type: bool
-backup_file:
-  description: The backup of the drop-in, when O(backup=true) and it changed.
-  returned: changed and backup requested
-  type: str
+  sample:
+    nodes:
+      '0':
+        cpus: 0-1
+        memory_bytes: 25769803776
+        distances: [10]
+    online_cpus: 0-1
+    offline_cpus: ''
+cpus: {description: 'The CPUs chosen, as a CPU list.', returned: always, type: str, sample: '1'}
+mems: {description: 'The memory nodes chosen, as a list.', returned: always, type: str, sample: '0'}
+backup_file: {returned: changed and backup requested, type: str, description: 'The backup of the drop-in, when O(backup=true) and it changed.'}
+# END returns
 '''
 
 from ansible.module_utils.basic import AnsibleModule

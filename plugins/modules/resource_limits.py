@@ -47,6 +47,7 @@ description:
   - All input is checked before anything is written.
 author:
   - dbhost.tuning contributors (!UNKNOWN)
+# BEGIN options: written by scripts/gen_docs.py from state/registry.py and state/registry_docs/resource_limits.yml
 options:
   limits:
     description: pam_limits items (Linux).
@@ -144,11 +145,8 @@ options:
   root:
     description: Act on a mounted image or a test tree - files are read and written under O(root); live values are
       read only when O(root) is C(/).
-extends_documentation_fragment:
-  - dbhost.tuning.common
-  - dbhost.tuning.common.root
-  - dbhost.tuning.common.backup
-  - dbhost.tuning.common.shadowed
+extends_documentation_fragment: [dbhost.tuning.common, dbhost.tuning.common.root, dbhost.tuning.common.backup, dbhost.tuning.common.shadowed]
+# END options
 attributes:
   check_mode:
     description: Nothing changes (no file, no daemon-reload); records say C(drift) for what would change.
@@ -199,83 +197,40 @@ EXAMPLES = r'''
 '''
 
 RETURN = r'''
-drift_gate:
-  description: True when the task failed only because records drifted (O(fail_on_drift)).
-  returned: when the task failed on drift
-  type: bool
-  sample: true
+# BEGIN returns: written by scripts/gen_docs.py from state/registry_docs/result.yml and state/registry_docs/resource_limits.yml
+drift_gate: {description: True when the task failed only because records drifted (O(fail_on_drift))., returned: when the task failed on drift,
+  type: bool, sample: true}
+changed: {description: 'Whether anything changed (in check mode, would change).', returned: always, type: bool}
+restart_required: {description: True when the running service must restart to get the new limits., returned: always, type: bool}
+reboot_required: {description: Always false here; present for the common result shape., returned: always, type: bool}
 settings:
   description: One record per limit item, per service setting and per project field or attribute.
   returned: always
   type: list
   elements: dict
   contains:
-    name:
-      description: >-
-        C(<domain> <type> <item>) for pam_limits, C(<unit> <Limit*>) for a service,
-        C(project <name> <attribute>) for a project.
-      type: str
-      sample: postgresql.service LimitMEMLOCK
-    target:
-      description: The file the value is persisted in.
-      type: str
-      sample: /etc/systemd/system/postgresql.service.d/90-dbhost-tuning.conf
-    desired:
-      description: The desired value, normalized (systemd limits as C(value) or C(soft:hard), in bytes).
-      type: str
-      sample: infinity
-    live:
-      description: >-
-        The running service's limit (or, when it does not run, what systemd gives it at start); null for pam_limits
-        and projects, whose live values are not read.
-      type: str
-    persisted:
-      description: The value that wins across all files.
-      type: str
-    status:
-      description: >-
-        V(ok), V(changed), V(drift) (check mode), V(pending_restart) (the running service still has the old limit),
-        V(shadowed), V(unsupported), or V(failed) (daemon-reload failed, or systemd started the service after
-        loading the limit and the process still lacks it - systemd could not raise it).
-      type: str
-      sample: pending_restart
-    detail:
-      description: Why, in words; which file wins when shadowed, and where the live value comes from.
-      type: str
-    source:
-      description: >-
-        On whose word the desired value stands - here the task option that gave it (C(service_limits) for a service's record, C(projects) for a project's).
-        Through M(dbhost.tuning.host_state), the vendor document, sizing rule or role variable.
-      type: str
-      sample: "task option: resource_limits.limits"
-    reason:
-      description: >-
-        Why the record is not V(ok), in a few words (V(not persisted), V(live differs),
-        V(live below the minimum 4096), V(shadowed by /etc/sysctl.d/99-x.conf), V(persisted, pending restart),
-        the first words of RV(settings[].detail) for V(unsupported) and V(failed)); null when V(ok).
-      type: str
-      sample: not persisted
-changed:
-  description: Whether anything changed (in check mode, would change).
-  returned: always
-  type: bool
-restart_required:
-  description: True when the running service must restart to get the new limits.
-  returned: always
-  type: bool
-reboot_required:
-  description: Always false here; present for the common result shape.
-  returned: always
-  type: bool
-backup_file:
-  description: The backup of the edited file (a list when several changed), with O(backup=true).
-  returned: changed and backup requested
-  type: raw
-diff:
-  description: Before and after text of every edited file, with C(--diff).
-  returned: when changed and run with C(--diff)
-  type: list
-  elements: dict
+    name: {description: 'C(<domain> <type> <item>) for pam_limits, C(<unit> <Limit*>) for a service, C(project <name> <attribute>) for a project.',
+      type: str, sample: postgresql.service LimitMEMLOCK}
+    target: {description: The file the value is persisted in., type: str, sample: /etc/systemd/system/postgresql.service.d/90-dbhost-tuning.conf}
+    desired: {description: 'The desired value, normalized (systemd limits as C(value) or C(soft:hard), in bytes).', type: str, sample: infinity}
+    live: {description: 'The running service''s limit (or, when it does not run, what systemd gives it at start); null for pam_limits and projects,
+        whose live values are not read.', type: str}
+    persisted: {description: The value that wins across all files., type: str}
+    status: {description: 'V(ok), V(changed), V(drift) (check mode), V(pending_restart) (the running service still has the old limit), V(shadowed),
+        V(unsupported), or V(failed) (daemon-reload failed, or systemd started the service after loading the limit and the process still lacks
+        it - systemd could not raise it).', type: str, sample: pending_restart}
+    detail: {description: 'Why, in words; which file wins when shadowed, and where the live value comes from.', type: str}
+    source: {description: 'On whose word the desired value stands - here the task option that gave it (C(service_limits) for a service''s record,
+        C(projects) for a project''s). Through M(dbhost.tuning.host_state), the vendor document, sizing rule or role variable.', type: str, sample: 'task
+        option: resource_limits.limits'}
+    reason: {description: 'Why the record is not V(ok), in a few words (V(not persisted), V(live differs), V(live below the minimum 4096), V(shadowed
+        by /etc/sysctl.d/99-x.conf), V(persisted, pending restart), the first words of RV(settings[].detail) for V(unsupported) and V(failed));
+        null when V(ok).', type: str, sample: not persisted}
+backup_file: {returned: changed and backup requested, type: raw, description: 'The backup of the edited file (a list when several changed), with
+    O(backup=true).'}
+diff: {returned: when changed and run with C(--diff), type: list, elements: dict, description: 'Before and after text of every edited file, with
+    C(--diff).'}
+# END returns
 '''
 
 from ansible.module_utils.basic import AnsibleModule

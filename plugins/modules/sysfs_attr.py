@@ -37,6 +37,7 @@ description:
     exists, at a boot where it does; the record's detail says so.
 author:
   - dbhost.tuning contributors (!UNKNOWN)
+# BEGIN options: written by scripts/gen_docs.py from state/registry.py and state/registry_docs/sysfs_attr.yml
 options:
   attributes:
     description:
@@ -63,12 +64,9 @@ options:
       - Act on a mounted image or a test tree instead of the running host.
       - Files are read and written under O(root); live values under C(<root>/sys) when it holds a sysfs
         tree, otherwise only the persisted side is managed.
-extends_documentation_fragment:
-  - dbhost.tuning.common
-  - dbhost.tuning.common.root
-  - dbhost.tuning.common.backup
-  - dbhost.tuning.common.shadowed
-  - dbhost.tuning.common.linux_only
+extends_documentation_fragment: [dbhost.tuning.common, dbhost.tuning.common.root, dbhost.tuning.common.backup, dbhost.tuning.common.shadowed,
+  dbhost.tuning.common.linux_only]
+# END options
 attributes:
   diff_mode:
     description: Returns the before and after text of O(tmpfiles_file).
@@ -102,79 +100,36 @@ EXAMPLES = r'''
 '''
 
 RETURN = r'''
-drift_gate:
-  description: True when the task failed only because records drifted (O(fail_on_drift)).
-  returned: when the task failed on drift
-  type: bool
-  sample: true
+# BEGIN returns: written by scripts/gen_docs.py from state/registry_docs/result.yml and state/registry_docs/sysfs_attr.yml
+drift_gate: {description: True when the task failed only because records drifted (O(fail_on_drift))., returned: when the task failed on drift,
+  type: bool, sample: true}
+changed: {description: 'Whether anything changed (in check mode, would change).', returned: always, type: bool}
+restart_required: {description: Always false here; present for the common result shape., returned: always, type: bool}
+reboot_required: {description: Always false here; present for the common result shape., returned: always, type: bool}
 settings:
   description: One record per attribute.
   returned: always
   type: list
   elements: dict
   contains:
-    name:
-      description: The attribute's path as on the host.
-      type: str
-      sample: /sys/kernel/mm/transparent_hugepage/enabled
-    target:
-      description: The tmpfiles.d file the value is persisted in; null with O(persist=false).
-      type: str
-      sample: /etc/tmpfiles.d/90-dbhost-tuning.conf
-    desired:
-      description: The desired value.
-      type: str
-      sample: never
-    live:
-      description: The live value (the selected word for choice attributes) after this run, before it in check mode.
-      type: str
-      sample: madvise
-    persisted:
-      description: The value that the next boot writes, from whichever tmpfiles.d file wins; null when none does.
-      type: str
-    status:
-      description: >-
-        V(ok), V(changed), V(drift) (check mode: would change), V(shadowed), V(unsupported),
-        or V(failed) (the kernel refused the value, or reads back another one).
-      type: str
-      sample: ok
-    detail:
-      description: Why, in words; lists the choices of a choice attribute and the winning file when shadowed.
-      type: str
-    source:
-      description: >-
-        On whose word the desired value stands - here the task option that gave it.
-        Through M(dbhost.tuning.host_state), the vendor document, sizing rule or role variable.
-      type: str
-      sample: "task option: sysfs_attr.attributes"
-    reason:
-      description: >-
-        Why the record is not V(ok), in a few words (V(not persisted), V(live differs),
-        V(live below the minimum 4096), V(shadowed by /etc/sysctl.d/99-x.conf), V(persisted, pending restart),
-        the first words of RV(settings[].detail) for V(unsupported) and V(failed)); null when V(ok).
-      type: str
-      sample: not persisted
-changed:
-  description: Whether anything changed (in check mode, would change).
-  returned: always
-  type: bool
-restart_required:
-  description: Always false here; present for the common result shape.
-  returned: always
-  type: bool
-reboot_required:
-  description: Always false here; present for the common result shape.
-  returned: always
-  type: bool
-backup_file:
-  description: The backup of O(tmpfiles_file), when O(backup=true) and the file changed.
-  returned: changed and backup requested
-  type: str
-diff:
-  description: Before and after text of O(tmpfiles_file), with C(--diff).
-  returned: when changed and run with C(--diff)
-  type: list
-  elements: dict
+    name: {description: The attribute's path as on the host., type: str, sample: /sys/kernel/mm/transparent_hugepage/enabled}
+    target: {description: The tmpfiles.d file the value is persisted in; null with O(persist=false)., type: str, sample: /etc/tmpfiles.d/90-dbhost-tuning.conf}
+    desired: {description: The desired value., type: str, sample: never}
+    live: {description: 'The live value (the selected word for choice attributes) after this run, before it in check mode.', type: str, sample: madvise}
+    persisted: {description: 'The value that the next boot writes, from whichever tmpfiles.d file wins; null when none does.', type: str}
+    status: {description: 'V(ok), V(changed), V(drift) (check mode: would change), V(shadowed), V(unsupported), or V(failed) (the kernel refused
+        the value, or reads back another one).', type: str, sample: ok}
+    detail: {description: 'Why, in words; lists the choices of a choice attribute and the winning file when shadowed.', type: str}
+    source: {description: 'On whose word the desired value stands - here the task option that gave it. Through M(dbhost.tuning.host_state), the
+        vendor document, sizing rule or role variable.', type: str, sample: 'task option: sysfs_attr.attributes'}
+    reason: {description: 'Why the record is not V(ok), in a few words (V(not persisted), V(live differs), V(live below the minimum 4096), V(shadowed
+        by /etc/sysctl.d/99-x.conf), V(persisted, pending restart), the first words of RV(settings[].detail) for V(unsupported) and V(failed));
+        null when V(ok).', type: str, sample: not persisted}
+backup_file: {returned: changed and backup requested, type: str, description: 'The backup of O(tmpfiles_file), when O(backup=true) and the file
+    changed.'}
+diff: {returned: when changed and run with C(--diff), type: list, elements: dict, description: 'Before and after text of O(tmpfiles_file), with
+    C(--diff).'}
+# END returns
 '''
 
 from ansible.module_utils.basic import AnsibleModule

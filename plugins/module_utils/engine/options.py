@@ -10,8 +10,9 @@ argument spec in state/registry.py::
     argument_spec=dict(params=..., **shared_options('root', 'backup', 'fail_on_drift'))
 
 so the type and default of ``root``, ``backup``, ``fail_on_shadowed`` and ``fail_on_drift``
-are written once (tests/unit/plugins/module_utils/engine/test_options.py holds them to the
-fragments).
+are written once: scripts/gen_docs.py writes them into the fragments, and into each module's
+``extends_documentation_fragment`` the fragments of its shared options
+(tests/unit/plugins/module_utils/engine/test_options.py holds them to the fragments).
 
 new_module() builds a module's AnsibleModule and turns what ansible-core's own type
 conversion raises instead of failing (an infinite number for an int option, as YAML

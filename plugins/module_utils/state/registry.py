@@ -7,7 +7,7 @@ A KIND is named as its module (plugins/modules/<kind>.py) and is that name every
 ``kind`` of a desired-state record (state/desired.py), of a compile step's Call, of a
 host_state record and plan.  Its entry holds:
 
-- ``spec``: the module's argument spec (the module passes this very object to AnsibleModule);
+- ``spec``: the module's argument spec (the module passes this very object to AnsibleModule; its words: registry_docs/);
 - ``plan``: the factory ``plan(options, context) -> Plan``, the one way a plan is made, by the
   module (from its params), by host_state (from a compile step's Call) and by the tests (with
   their doubles as keywords).  A plan class takes that options object (a namedtuple named as

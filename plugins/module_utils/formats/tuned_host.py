@@ -24,7 +24,7 @@ import os
 import re
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import confd
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import PathError, read_text
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import PathError, read_text, rooted
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import tuned
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import tuned_expand
 
@@ -139,3 +139,77 @@ def active(root='/'):
     profile = tuned.load(names, locate, host, read, main_conf)
     profile.version = host.tuned_version()
     return profile
+
+
+class BlockDevice(object):
+    """One block device under ``<root>/sys/block`` as TuneD's hardware inventory sees it (pyudev
+    over libudev): its uevent, its ``removable`` attribute, the subsystem of its parent device
+    and its udev database entry (``/run/udev/data/b<major>:<minor>``).  What the tree does not
+    show stays None, so that the disk plugin's choice is said unknown rather than guessed
+    (formats/tuned.py disk_plugin_takes and udev_selects)."""
+
+    def __init__(self, root, name):
+        self.name = name
+        self.root = root
+        try:
+            self.folder = rooted(root, '/sys/block/' + name)
+            self.top = rooted(root, '/sys')
+        except PathError:
+            self.folder = self.top = None
+        self.uevent = self._uevent(self.folder)
+        self.removable = self._attribute('removable')
+        self.parent = self._parent()
+        self.udev = self._database()
+
+    def _attribute(self, name):
+        text = self._read(os.path.join(self.folder, name)) if self.folder else None
+        return text.strip() if text is not None else None
+
+    def _read(self, local):
+        try:
+            return read_text(local, root=self.root)
+        except (IOError, OSError, PathError):
+            return None
+
+    def _uevent(self, folder):
+        text = self._read(os.path.join(folder, 'uevent')) if folder else None
+        if text is None:
+            return None
+        return dict(line.partition('=')[::2] for line in text.splitlines() if '=' in line)
+
+    def _parent(self):
+        """The subsystem of the nearest folder above the device that is a device (has a ``uevent``),
+        as libudev's parent lookup walks up the path: its ``subsystem`` link's name, '' without one;
+        None when there is no such folder (or the tree does not show the device's own uevent)."""
+        if self.uevent is None:
+            return None
+        folder = os.path.dirname(self.folder)
+        while folder.startswith(self.top + os.sep):
+            if os.path.isfile(os.path.join(folder, 'uevent')):
+                link = os.path.join(folder, 'subsystem')
+                return os.path.basename(os.readlink(link)) if os.path.islink(link) else ''
+            folder = os.path.dirname(folder)
+        return None
+
+    @property
+    def devpath(self):
+        return self.folder[len(self.top):] if self.folder else None
+
+    def _database(self):
+        """{'E': {name: value}, 'S': [links], 'G': [tags], 'Q': [tags], 'I': usec} or None."""
+        if not self.uevent or not self.uevent.get('MAJOR'):
+            return None
+        text = reader(self.root)('/run/udev/data/b%s:%s' % (self.uevent.get('MAJOR'), self.uevent.get('MINOR')))
+        if text is None:
+            return None
+        found = {'E': {}, 'S': [], 'G': [], 'Q': [], 'I': None}
+        for line in text.splitlines():
+            kind, value = line[:2], line[2:]
+            if kind == 'E:' and '=' in value:
+                name, dummy, value = value.partition('=')
+                found['E'][name] = value
+            elif kind in ('S:', 'G:', 'Q:'):
+                found[kind[0]].append(value)
+            elif kind == 'I:':
+                found['I'] = value
+        return found

@@ -441,13 +441,16 @@ class BlockQueue(LivePlusFile, Plan):
             details.append(did(self.check_mode, 'write %s' % self.file))
             if done.change.needed and done.reload:
                 details.append(done.reload['detail'])
-        tuned_sets = self.tuned.block_queue(disk, name, persisted_after.get(name) or before) if self.tuned and self.persist else None
+        # which [disk] unit takes the device is TuneD's choice on the tuned host (formats/tuned.py disk)
+        device = tuned_host.BlockDevice(self.root, disk) if self.tuned else None
+        tuned_sets = self.tuned.block_queue(device, name, persisted_after.get(name) or before) if device and self.persist \
+            else None
         shadowed = bool(tuned_sets) and not meets(tuned_sets[0], want, how)
         if shadowed:
             details.append('%s sets %r for %s and wins at boot over %s' % (tuned_sets[1], tuned_sets[0], disk, self.file))
         # what the next boot gives: TuneD writes after udev's rule (check mode: over the rule as it is now)
         tuned_now = tuned_sets if not self.check_mode or not self.tuned else \
-            self.tuned.block_queue(disk, name, persisted_before.get(name) or before)
+            self.tuned.block_queue(device, name, persisted_before.get(name) or before)
         if tuned_now:
             persisted_now = tuned_now[0]
             if not shadowed and meets(tuned_now[0], want, how):

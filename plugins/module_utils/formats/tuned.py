@@ -401,42 +401,57 @@ class Profile(object):
                 found = item
         return found
 
-    def disk(self, device, option):
-        """(raw value, Origin, Unit, why) of a [disk] option (readahead, elevator) for ``device``
-        (tuned_host.BlockDevice, or a kernel name: then only ``devices`` is matched), or None.
+    def disk_units(self, device):
+        """([Unit or None], why): the [disk] unit that takes ``device`` (tuned_host.BlockDevice, or
+        a kernel name: then only ``devices`` is matched), None for none; several when that is not
+        known, with why (what the host tree does not show), else one and None.
 
         The disk plugin manages a device only when disk_plugin_takes() it; the device then goes
         to the first unit, in applying order, whose ``devices`` (or ``devices_udev_regex``)
-        select it (plugins/base.py assign_free_devices, units/manager.py create).  ``why`` is
-        None when that is known; else it says what the host tree does not show, and the value
-        is the first one TuneD may write there."""
+        select it (plugins/base.py assign_free_devices, units/manager.py create; a device that
+        appears later goes the same way, plugins/hotplug.py _add_device)."""
         name = getattr(device, 'name', device)
         takes, why = disk_plugin_takes(device, self.version) if not isinstance(device, str) else (True, None)
         if takes is False:
-            return None
+            return [None], None
         unknown = [why] if why else []
         outcomes = [None] if takes is None else []
         for unit in self._units_of('disk'):
-            if unit.devices_udev_regex is not None:
-                match, reason = udev_selects(unit.devices_udev_regex, device) if not isinstance(device, str) else \
-                    (None, 'the udev properties of %s are not read here' % name)
-            elif tuned_expand.Expander.unresolved(unit.devices):
-                match, reason = None, 'devices=%s holds what the collection cannot evaluate' % unit.devices
-            else:
-                match, reason = selects(unit.devices, name), None
+            match, reason = self._selects(unit, device, name)
             if match is False:
                 continue
-            outcomes.append(unit.options[option] + (unit,) if option in unit.options else None)
+            outcomes.append(unit)
             if match:
                 break
             unknown.append('TuneD gives %s to [%s] only if %s' % (name, unit.name, reason))
         else:
             outcomes.append(None)
+        return outcomes, '; '.join(unknown) or None
+
+    @staticmethod
+    def _selects(unit, device, name):
+        """(match, why not known) of one [disk] unit for the device: ``devices_udev_regex`` (not
+        expanded: loader.py expands ``devices`` only) replaces ``devices`` when set (plugins/base.py)."""
+        if unit.devices_udev_regex is not None:
+            if isinstance(device, str):
+                return None, 'its udev properties match devices_udev_regex=%s' % unit.devices_udev_regex
+            return udev_selects(unit.devices_udev_regex, device)
+        if tuned_expand.Expander.unresolved(unit.devices):
+            return None, 'devices=%s selects it, which holds what the collection cannot evaluate' % unit.devices
+        return selects(unit.devices, name), None
+
+    def disk(self, device, option):
+        """(raw value, Origin, Unit, why) of a [disk] option (readahead, elevator) that TuneD
+        writes for ``device`` (see disk_units), or None.  ``why`` is None when that is known; else
+        it says what is not, and the value is the first one TuneD may write there."""
+        units, why = self.disk_units(device)
+        outcomes = [unit.options[option] + (unit,) if unit is not None and option in unit.options else None
+                    for unit in units]
         written = [item for item in outcomes if item is not None]
         if not written:
             return None
         same = len(written) == len(outcomes) and len(set(self.value(item[0])[0] for item in written)) == 1
-        return written[0] + (None if same or not unknown else '; '.join(unknown),)
+        return written[0] + (None if same else why,)
 
     def block_queue(self, device, attribute, current=None):
         """(value, source) TuneD writes to /sys/block/<device>/queue/<attribute> when it starts (its

@@ -1,0 +1,158 @@
+# -*- coding: utf-8 -*-
+# Copyright: contributors to dbhost.tuning
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Which block devices a TuneD [disk] unit applies to on the tuned host (formats/tuned.py
+disk_units, read from the host tree by tuned_host.BlockDevice), against TuneD's own code on the
+same tree (fixtures/tuned/device_oracle.py: TuneD's Manager, DiskPlugin, hardware Inventory and
+device matchers over pyudev and libudev, from Debian's tuned and python3-pyudev packages,
+downloaded with `apt-get download` and unpacked, never installed).
+
+The oracle reads the tree as /sys and /run/udev in a mount namespace of its own (`unshare -m`,
+root only: nothing is mounted outside it), so that libudev sees exactly the files the collection
+reads."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from ansible_collections.dbhost.tuning.plugins.module_utils.formats import tuned
+from ansible_collections.dbhost.tuning.plugins.module_utils.formats import tuned_host
+from ansible_collections.dbhost.tuning.tests.unit.fixtures.block import fake_sysfs
+from ansible_collections.dbhost.tuning.tests.unit.helpers import put
+
+FIXTURES = os.path.join(os.path.dirname(__file__), '..', '..', '..', 'fixtures', 'tuned')
+# the host tree's udev database, for the disks tree.yml gives none (as udev writes it: E: properties,
+# S: links under /dev, G:/Q: tags, I: when it was initialized)
+UDEV = {
+    'sda': ['S:disk/by-id/wwn-0x5000c500a1b2c3d4', 'S:disk/by-path/pci-0000:00:1f.2-ata-1', 'G:systemd',
+            'Q:systemd', 'I:2461537'],
+    'sdb': ['E:ID_BUS=scsi', 'E:ID_VENDOR=3PARdata', 'E:ID_PATH=pci-0000:00:03.0-fc-0x20', 'S:disk/by-path/pci-fc1',
+            'I:2461538'],
+    'sdc': ['E:ID_BUS=scsi', 'E:ID_VENDOR=3PARdata', 'E:ID_PATH=pci-0000:00:03.1-fc-0x21', 'I:2461539'],
+    'sdd': ['E:ID_BUS=usb', 'E:ID_VENDOR=Generic', 'I:2461540'],
+    'nvme0n1': ['E:ID_MODEL=Samsung SSD 970 EVO Plus 1TB', 'E:ID_PATH=pci-0000:3d:00.0-nvme-1',
+                'S:disk/by-id/nvme-eui.0025388b91c2d4e1', 'G:systemd', 'Q:systemd', 'I:2461541'],
+    'vdb': ['E:ID_PATH=pci-0000:00:05.0', 'S:disk/by-path/virtio-pci-0000:00:05.0', 'I:2461542'],
+    'dm-0': ['E:DM_NAME=mpatha', 'E:DM_UUID=mpath-360002ac0000000000000000a00012345', 'S:mapper/mpatha',
+             'S:disk/by-id/dm-name-mpatha', 'G:systemd', 'I:2461543'],
+    'dm-1': ['E:DM_NAME=vgdata-lvora', 'E:DM_VG_NAME=vgdata', 'E:DM_LV_NAME=lvora', 'S:mapper/vgdata-lvora',
+             'S:vgdata/lvora', 'I:2461544'],
+    'loop0': ['E:ID_FS_TYPE=xfs', 'I:2461545'],
+    'loop1': ['I:2461546'],
+}
+# profiles over the tree: devices= rules (shell patterns, ! rules, blanks and commas, variables),
+# devices_udev_regex= on properties, links and tags, priorities, several units, [sysfs] units
+PROFILES = [
+    '[disk]\nelevator=none\n',
+    '[disk]\ndevices=sd*, !sdc\n[fast]\ntype=disk\ndevices=nvme*,vd*\npriority=-1\n',
+    '[disk]\ndevices=!sda !nvme0n1\n',
+    '[disk]\ndevices=!*\n[rest]\ntype=disk\n',
+    '[variables]\nmine=sd[ab]\n[disk]\ndevices=${mine} dm-1\n',
+    '[disk]\ndevices_udev_regex=ID_BUS=scsi\n',
+    '[a]\ntype=disk\ndevices_udev_regex=^DEVPATH=/devices/virtual/\n[b]\ntype=disk\ndevices=!dm-*\n',
+    '[a]\ntype=disk\ndevices_udev_regex=DEVLINKS=.*by-(id|path)/\n[disk]\ndevices=loop*\n',
+    '[a]\ntype=disk\ndevices_udev_regex=^TAGS=.*:systemd:$\npriority=5\n[b]\ntype=disk\ndevices=sd*\npriority=7\n',
+    '[a]\ntype=disk\ndevices_udev_regex=DEVNAME=/dev/(vd|nvme)\n[b]\ntype=disk\ndevices=vdb\n[c]\ntype=disk\n',
+    '[a]\ntype=disk\ndevices_udev_regex=ID_PATH=pci-0000:00:03\\..-fc\nenabled=0\n[b]\ntype=disk\n'
+    'devices_udev_regex=DEVTYPE=disk\\nID_\n',
+    '[sysfs]\ndevices=sdb\n/sys/block/sda/queue/rq_affinity=2\n[s2]\ntype=sysfs\ndevices_udev_regex=NOPE\n'
+    '/sys/kernel/mm/ksm/run=0\n',
+]
+
+
+@pytest.fixture(scope='module')
+def debian_packages(tmp_path_factory):
+    """Debian's tuned and python3-pyudev packages, unpacked into one tree (never installed)."""
+    if not (shutil.which('apt-get') and shutil.which('dpkg-deb') and shutil.which('unshare')):
+        pytest.skip('apt-get, dpkg-deb and unshare are needed to run TuneD\'s own device matching')
+    if os.geteuid() != 0:
+        pytest.skip('the oracle mounts the host tree in a mount namespace of its own: root only')
+    folder = str(tmp_path_factory.mktemp('tuned-debs'))
+    got = subprocess.run(['apt-get', 'download', '-q', 'tuned', 'python3-pyudev'], cwd=folder, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, check=False)
+    debs = sorted(name for name in os.listdir(folder) if name.endswith('.deb'))
+    assert got.returncode == 0 and len(debs) == 2, 'apt-get download failed: %s' % got.stdout.decode(errors='replace')
+    tree = os.path.join(folder, 'tree')
+    for deb in debs:
+        subprocess.run(['dpkg-deb', '-x', os.path.join(folder, deb), tree], check=True)
+    return os.path.join(tree, 'usr', 'lib', 'python3', 'dist-packages')
+
+
+@pytest.fixture
+def host(tmp_path):
+    """The fake sysfs tree of tests/unit/fixtures/block, a udev database entry for every disk, TuneD enabled."""
+    base = str(tmp_path)
+    description = fake_sysfs.build(base)
+    for name, lines in UDEV.items():
+        disk = description['disks'][name]
+        existing = list(disk.get('udev') or [])
+        put(base, '/run/udev/data/b%s' % disk['dev'], '\n'.join(existing + lines) + '\n')
+    wants = os.path.join(base, 'etc', 'systemd', 'system', 'multi-user.target.wants')
+    os.makedirs(wants)
+    os.symlink('/usr/lib/systemd/system/tuned.service', os.path.join(wants, 'tuned.service'))
+    return base
+
+
+def collection(base, text):
+    """{unit name or None: [devices]} as the collection reads the tree, and [devices] TuneD's disk plugin manages."""
+    put(base, '/etc/tuned/case/tuned.conf', text)
+    put(base, '/etc/tuned/active_profile', 'case\n')
+    profile = tuned_host.active(base)
+    assert not profile.problems, profile.problems
+    found, managed = {}, []
+    for name in sorted(os.listdir(os.path.join(base, 'sys', 'block'))):
+        device = tuned_host.BlockDevice(base, name)
+        if tuned.disk_plugin_takes(device, profile.version) == (True, None):
+            managed.append(name)
+        units, why = profile.disk_units(device)
+        assert why is None, (name, why)
+        found.setdefault(units[0].name if units[0] else None, []).append(name)
+    return found, managed, profile
+
+
+def oracle(packages, base, count):
+    """TuneD's answers (fixtures/tuned/device_oracle.py) for the profiles case0 .. case<count - 1>."""
+    requests = [{'dirs': [os.path.join(base, 'usr/lib/tuned'), os.path.join(base, 'etc/tuned')],
+                 'names': ['case%d' % index]} for index in range(count)]
+    script = ('mount --bind "$1/sys" /sys && mount -t tmpfs tmpfs /run && mkdir -p /run/udev && '
+              'mount --bind "$1/run/udev" /run/udev && exec "$2" "$3"')
+    env = dict(os.environ, PYTHONPATH=packages, SYSTEMD_DEVICE_VERIFY_SYSFS='0')
+    out = subprocess.run(['unshare', '-m', '--propagation', 'private', 'sh', '-c', script, 'oracle', base,
+                          sys.executable, os.path.join(FIXTURES, 'device_oracle.py')],
+                         input=json.dumps(requests).encode(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                         check=False)
+    assert out.returncode == 0, out.stderr.decode(errors='replace')
+    return json.loads(out.stdout.decode())
+
+
+def test_disk_units_take_the_devices_tuned_gives_them(debian_packages, host):
+    for index, text in enumerate(PROFILES):
+        put(host, '/etc/tuned/case%d/tuned.conf' % index, text)
+    told = oracle(debian_packages, host, len(PROFILES))
+    compared = 0
+    for text, answer in zip(PROFILES, told):
+        assert answer['error'] is None, (text, answer)
+        found, managed, profile = collection(host, text)
+        if answer['disk']:      # the disk plugin looks at the devices only when a [disk] unit applies
+            assert managed == answer['managed'], text
+        everyone = dict((unit, devices) for unit, devices in answer['disk'].items() if devices)
+        unmanaged = sorted(set(os.listdir(os.path.join(host, 'sys', 'block'))) - set(
+            device for devices in everyone.values() for device in devices))
+        if unmanaged:
+            everyone[None] = unmanaged
+        assert found == everyone, text
+        # TuneD's sysfs plugin has no devices: devices= and devices_udev_regex= leave its units applying
+        assert answer['sysfs'] == dict((unit.name, True) for unit in profile.units if unit.type == 'sysfs'), text
+        compared += 1
+    # the disk plugin manages every whole, non-removable disk whose parent is scsi, nvme or virtio,
+    # or that has no parent device (device-mapper, loop): not the removable sdd
+    assert told[0]['managed'] == ['dm-0', 'dm-1', 'loop0', 'loop1', 'nvme0n1', 'sda', 'sdb', 'sdc', 'sde', 'vdb']
+    print('%d profiles: every block device goes to the [disk] unit TuneD gives it' % compared)

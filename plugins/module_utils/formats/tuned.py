@@ -321,6 +321,21 @@ class Profile(object):
                                 if word.strip()]
         self.problems = problems or []
         self.version = version
+        # automatic mode, when the profile TuneD's recommend rules pick is not known: the other
+        # profiles it may start, and why (tuned_host.recommended); see agree()
+        self.alternatives = []
+        self.undecided = None
+
+    def agree(self, ask, fallback=None):
+        """``ask(profile)`` -> (value, source), or None where TuneD writes nothing (``fallback`` then:
+        the boot's value without TuneD), as every profile TuneD may start answers it: the first
+        profile's answer when they all give the same value; else the first answer there is, its
+        source saying that the value is not known, and why."""
+        answers = [ask(profile) or fallback for profile in [self] + self.alternatives]
+        if len(set(answer[0] if answer else None for answer in answers)) == 1:
+            return answers[0]
+        value, source = answers[0] or [answer for answer in answers if answer][0]
+        return value, computed(source, self.undecided)
 
     def value(self, raw):
         """(value, resolved): ``raw`` expanded as TuneD expands it; unresolved when it holds what

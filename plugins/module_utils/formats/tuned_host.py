@@ -27,6 +27,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.engine import confd
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import PathError, read_text, rooted
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import tuned
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import tuned_expand
+from ansible_collections.dbhost.tuning.plugins.module_utils.formats import tuned_recommend
 
 # what a unit's cpuinfo_regex / uname_regex are matched against, read on the tuned host
 UNAME_FILES = ('ostype', 'hostname', 'osrelease', 'version', 'arch')
@@ -102,25 +103,57 @@ class Host(object):
 
 def active(root='/'):
     """The Profile tuned.service applies at its next start under root, or None (TuneD not
-    enabled, or no profile to apply)."""
+    enabled, or no profile to apply).  In automatic mode the profile is the one TuneD's recommend
+    rules pick on this host (formats/tuned_recommend.py); when that is not known, the Profile is
+    the first it may pick, with the others in ``alternatives`` and why in ``undecided``."""
     if not enabled(root, tuned.SERVICE_WANTS, tuned.SERVICE):
         return None
     read = reader(root)
     main_conf = tuned.parse_main_conf(read(tuned.MAIN_CONF))
-    names = tuned.profile_names(read(tuned.ACTIVE_PROFILE)) + tuned.profile_names(read(tuned.POST_LOADED))[:1]
+    post = tuned.profile_names(read(tuned.POST_LOADED))[:1]
+    names = tuned.profile_names(read(tuned.ACTIVE_PROFILE))
     mode = (read(tuned.PROFILE_MODE) or '').strip()
-    problem = None
     if mode not in ('', 'auto', 'manual'):
         problem = 'TuneD refuses to start: %s holds %r (neither auto nor manual)' % (tuned.PROFILE_MODE, mode)
-    elif mode == 'auto' or (mode == '' and not names):
+        return tuned.Profile(names + post, [], tuned_expand.Expander(None), main_conf, [problem])
+    if mode == 'auto' or (mode == '' and not names):
         # daemon.py _get_startup_profile: automatic mode, or no profile and no mode
-        problem = ('TuneD starts the profile its recommend.d rules pick for this host (%s), which the collection '
-                   'does not evaluate: what TuneD then sets is not read'
-                   % ('%s is auto' % tuned.PROFILE_MODE if mode == 'auto' else 'no profile in %s' % tuned.ACTIVE_PROFILE))
-    if problem:
-        return tuned.Profile(names, [], tuned_expand.Expander(None), main_conf, [problem])
-    if not names:
+        return recommended(root, read, main_conf, post)
+    if not names and not post:
         return None
+    return load(root, read, main_conf, names + post)
+
+
+def recommended(root, read, main_conf, post):
+    """The Profile of the profile TuneD's recommend rules pick (see active())."""
+    texts = [(path, read(path)) for path in recommend_files(root)]
+    facts = tuned_recommend.Facts(read, os.path.realpath(root) == '/', syspurpose_module(root))
+    candidates, why = tuned_recommend.recommend([(path, text) for path, text in texts if text is not None], facts,
+                                                tuned.flag(main_conf.get('recommend_command')))
+    profiles = [load(root, read, main_conf, tuned.profile_names(name) + post) for name in candidates]
+    first = profiles[0]
+    first.alternatives, first.undecided = profiles[1:], why
+    if why:
+        first.problems.insert(0, 'TuneD starts in automatic mode (%s): %s' % (tuned.PROFILE_MODE, why))
+    return first
+
+
+def recommend_files(root):
+    """The recommend files TuneD reads, in its order (profile_recommender.py recommend)."""
+    files = {}
+    for folder in tuned_recommend.RECOMMEND_DIRS:
+        local = confd.under_root(root, folder)
+        for name in sorted(os.listdir(local)) if os.path.isdir(local) else ():
+            files[name] = '%s/%s' % (folder, name)
+    return [tuned_recommend.RECOMMEND_CONF] + [files[name] for name in sorted(files)]
+
+
+def syspurpose_module(root):
+    return any(glob.glob(confd.under_root(root, pattern)) for pattern in tuned_recommend.SYSPURPOSE_MODULE)
+
+
+def load(root, read, main_conf, names):
+    """The Profile TuneD makes of the profiles ``names`` on the host under root."""
     folders = tuned.profile_dirs(main_conf)
 
     def locate(name, skip):

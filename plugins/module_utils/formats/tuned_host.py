@@ -130,7 +130,8 @@ def recommended(root, read, main_conf, post):
     facts = tuned_recommend.Facts(read, os.path.realpath(root) == '/', syspurpose_module(root))
     candidates, why = tuned_recommend.recommend([(path, text) for path, text in texts if text is not None], facts,
                                                 tuned.flag(main_conf.get('recommend_command')))
-    profiles = [load(root, read, main_conf, tuned.profile_names(name) + post) for name in candidates]
+    profiles = [load(root, read, main_conf, tuned.profile_names(name) + post) if name is not None else
+                tuned.Profile([], [], tuned_expand.Expander(None), main_conf, []) for name in candidates]
     first = profiles[0]
     first.alternatives, first.undecided = profiles[1:], why
     if why:

@@ -130,43 +130,55 @@ def matches(option, regex, facts):
         return None, '%s=%s is no regular expression (%s): TuneD fails to recommend' % (option, regex, exc)
 
 
-def rules(texts):
-    """[(file, profile, {option: regex})] of recommend files [(path, text)] in TuneD's order; a
-    file TuneD cannot parse gives nothing."""
+def rules(path, text):
+    """[(profile, {option: regex})] of one recommend file, in order; TunedError when TuneD's
+    ConfigParser cannot read it (a line outside a section or without ``=``)."""
+    sections = tuned.parse(text, path)
+    defaults = sections.pop('DEFAULT', {})
     found = []
-    for path, text in texts:
-        try:
-            sections = tuned.parse(text, path)
-        except tuned.TunedError:
-            continue
-        defaults = sections.pop('DEFAULT', {})
-        for section, options in sections.items():
-            merged = dict(defaults)
-            merged.update(options)
-            found.append((path, re.sub(r',[^,]*$', '', section), merged))
+    for section, options in sections.items():
+        merged = dict(defaults)
+        merged.update(options)
+        found.append((re.sub(r',[^,]*$', '', section), merged))
     return found
 
 
 def recommend(texts, facts, recommend_command=True):
     """([profiles TuneD may start], why): one profile and None when it is known; else every
-    profile it may pick, first to last, and what the collection cannot evaluate."""
+    profile it may pick, first to last, and what the collection cannot evaluate.  None among
+    them: TuneD fails to start (a recommend file its ConfigParser refuses: the error is not
+    caught, tuned.service stops and sets nothing)."""
     if not recommend_command:
         return [DEFAULT_PROFILE], None
     candidates, unknown = [], []
-    for path, profile, options in rules(texts):
-        results = [(option,) + matches(option, regex, facts) for option, regex in options.items()]
-        if any(result is False for dummy, result, dummy in results):
-            continue
-        if profile not in candidates:
-            candidates.append(profile)
-        reasons = [why for dummy, result, why in results if result is None]
-        if not reasons:
+    for path, text in texts:
+        try:
+            sections = rules(path, text)
+        except tuned.TunedError as exc:
+            candidates.append(None)
+            unknown.append('TuneD fails to start when it reads %s: %s' % (path, exc))
             break
-        unknown.append('[%s] in %s: %s' % (profile, path, '; '.join(reasons)))
+        if _first_match(path, sections, facts, candidates, unknown):
+            break
     else:
         if DEFAULT_PROFILE not in candidates:
             candidates.append(DEFAULT_PROFILE)
     if len(candidates) == 1:
-        return candidates, None
+        return candidates, unknown[0] if candidates == [None] else None
     return candidates, 'the recommend rules TuneD starts from pick one of %s: %s' % (
-        ', '.join(candidates), '; '.join(unknown))
+        ', '.join(name or '(none: TuneD fails to start)' for name in candidates), '; '.join(unknown))
+
+
+def _first_match(path, sections, facts, candidates, unknown):
+    """Whether a section of one file surely matches; the sections that may are added to candidates."""
+    for profile, options in sections:
+        results = [matches(option, regex, facts) for option, regex in options.items()]
+        if any(result is False for result, dummy in results):
+            continue
+        if profile not in candidates:
+            candidates.append(profile)
+        reasons = [why for result, why in results if result is None]
+        if not reasons:
+            return True
+        unknown.append('[%s] in %s: %s' % (profile, path, '; '.join(reasons)))
+    return False

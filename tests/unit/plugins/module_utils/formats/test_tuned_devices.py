@@ -26,6 +26,7 @@ import pytest
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import tuned
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import tuned_host
 from ansible_collections.dbhost.tuning.tests.unit.fixtures.block import fake_sysfs
+from ansible_collections.dbhost.tuning.tests.unit.fixtures.tuned import debian
 from ansible_collections.dbhost.tuning.tests.unit.helpers import put
 
 FIXTURES = os.path.join(os.path.dirname(__file__), '..', '..', '..', 'fixtures', 'tuned')
@@ -70,20 +71,10 @@ PROFILES = [
 
 @pytest.fixture(scope='module')
 def debian_packages(tmp_path_factory):
-    """Debian's tuned and python3-pyudev packages, unpacked into one tree (never installed)."""
-    if not (shutil.which('apt-get') and shutil.which('dpkg-deb') and shutil.which('unshare')):
-        pytest.skip('apt-get, dpkg-deb and unshare are needed to run TuneD\'s own device matching')
-    if os.geteuid() != 0:
-        pytest.skip('the oracle mounts the host tree in a mount namespace of its own: root only')
-    folder = str(tmp_path_factory.mktemp('tuned-debs'))
-    got = subprocess.run(['apt-get', 'download', '-q', 'tuned', 'python3-pyudev'], cwd=folder, stdout=subprocess.PIPE,
-                         stderr=subprocess.STDOUT, check=False)
-    debs = sorted(name for name in os.listdir(folder) if name.endswith('.deb'))
-    assert got.returncode == 0 and len(debs) == 2, 'apt-get download failed: %s' % got.stdout.decode(errors='replace')
-    tree = os.path.join(folder, 'tree')
-    for deb in debs:
-        subprocess.run(['dpkg-deb', '-x', os.path.join(folder, deb), tree], check=True)
-    return os.path.join(tree, 'usr', 'lib', 'python3', 'dist-packages')
+    """TuneD's and pyudev's Python packages, from Debian's tuned and python3-pyudev."""
+    if not shutil.which('unshare') or os.geteuid() != 0:
+        pytest.skip('the oracle mounts the host tree in a mount namespace of its own: unshare, as root')
+    return debian.python_path(debian.unpack(str(tmp_path_factory.mktemp('tuned-debs')), ['tuned', 'python3-pyudev']))
 
 
 @pytest.fixture

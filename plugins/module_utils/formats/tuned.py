@@ -329,13 +329,19 @@ class Profile(object):
     def agree(self, ask, fallback=None):
         """``ask(profile)`` -> (value, source), or None where TuneD writes nothing (``fallback`` then:
         the boot's value without TuneD), as every profile TuneD may start answers it: the first
-        profile's answer when they all give the same value; else the first answer there is, its
-        source saying that the value is not known, and why."""
+        profile's answer when they all give the same value; else every value one of them gives
+        (``10 or 1``), which meets no desired value, and the first source, saying that the value
+        is not known and why."""
         answers = [ask(profile) or fallback for profile in [self] + self.alternatives]
-        if len(set(answer[0] if answer else None for answer in answers)) == 1:
+        values = []
+        for answer in answers:
+            if (answer[0] if answer else None) not in values:
+                values.append(answer[0] if answer else None)
+        if len(values) == 1:
             return answers[0]
-        value, source = answers[0] or [answer for answer in answers if answer][0]
-        return value, computed(source, self.undecided)
+        source = (answers[0] or [answer for answer in answers if answer][0])[1]
+        return ' or '.join('unset' if value is None else str(value) for value in values), \
+            computed(source, self.undecided)
 
     def value(self, raw):
         """(value, resolved): ``raw`` expanded as TuneD expands it; unresolved when it holds what

@@ -154,3 +154,25 @@ def test_a_udev_matched_unit_applied_then_idempotent(run_module, root):
     put(root, PROFILE, '[disk]\ndevices_udev_regex=ID_WWN=0x50014ee2b5e6f7a8\nreadahead=4096\n')
     record = records(run_on(run_module, root, 'sda', {'read_ahead_kb': 8192}, check_mode=False))['sda/queue/read_ahead_kb']
     assert record['status'] == 'ok' and record['persisted'] == '8192'
+
+
+def test_automatic_mode_the_recommended_profile_and_an_undecided_one(run_module, root):
+    put(root, '/etc/tuned/profile_mode', 'auto\n')
+    put(root, PROFILE, '[disk]\nelevator=mq-deadline\n')
+    put(root, '/etc/tuned/other/tuned.conf', '[disk]\ndevices=sdb\nelevator=mq-deadline\n')
+    put(root, '/etc/tuned/recommend.d/50-site.conf', '[db]\n/etc/hostname=^db\n[other]\n')
+    put(root, '/etc/hostname', 'db7\n')
+    record = records(run_on(run_module, root, 'sda', {'scheduler': 'none'}))['sda/queue/scheduler']
+    assert record['status'] == 'shadowed' and record['persisted'] == 'mq-deadline'
+    put(root, '/etc/hostname', 'app3\n')     # [other] starts: its unit leaves sda alone
+    record = records(run_on(run_module, root, 'sda', {'scheduler': 'none'}))['sda/queue/scheduler']
+    assert record['status'] == 'drift' and 'TuneD' not in record['detail']
+    # which one starts hangs on virt-what: both values are shown, never met, with why
+    put(root, '/etc/tuned/recommend.d/50-site.conf', '[db]\nvirt=\n[other]\n')
+    before = fake_sysfs.snapshot(root)
+    record = records(run_on(run_module, root, 'sda', {'scheduler': 'none'}))['sda/queue/scheduler']
+    assert fake_sysfs.snapshot(root) == before
+    assert record['status'] == 'shadowed' and record['persisted'] == 'mq-deadline or unset'
+    assert ("a value TuneD computes when it applies it (the recommend rules TuneD starts from pick one of db, other: "
+            "[db] in /etc/tuned/recommend.d/50-site.conf: virt= matches the output of virt-what, a command the "
+            "collection does not run) sets 'mq-deadline or none' for sda") in record['detail']   # over our rule

@@ -10,7 +10,7 @@ merger.py, unit.py, units/manager.py and the sysctl, vm, disk and sysfs plugins)
 - ``/etc/tuned/active_profile`` names one or more profiles, separated by whitespace; names other
   than ``[A-Za-z0-9_.-]+`` are skipped; ``/etc/tuned/post_loaded_profile`` adds one more, last;
   ``profile_mode`` ``auto`` (or no active profile) makes TuneD start the profile its
-  recommend.d rules pick, which is not read here: reported, never guessed;
+  recommend rules pick (tuned_recommend.py);
 - a profile is the ``tuned.conf`` in a folder of that name, looked up in the profile folders from
   the last to the first (``profile_dirs`` in ``/etc/tuned/tuned-main.conf``): ``/etc`` overrides
   ``/usr/lib``; ``include=`` in ``[main]`` (split at ``,`` or ``;``, its functions expanded but
@@ -28,8 +28,10 @@ merger.py, unit.py, units/manager.py and the sysctl, vm, disk and sysfs plugins)
   the TUNED HOST's ``/proc/cpuinfo`` and its ``uname_regex`` the host's ``uname`` line (system,
   node, release, version, machine), both searched line by line (``cpuinfo_string`` /
   ``uname_string`` in tuned-main.conf replace them); units apply in ``priority`` order
-  (default ``default_instance_priority``), then in profile order; a [disk] device goes to the
-  first unit whose ``devices`` match it.
+  (default ``default_instance_priority``), then in profile order; a block device the disk
+  plugin manages (disk_plugin_takes) goes to the first [disk] unit whose ``devices`` or
+  ``devices_udev_regex`` select it (Profile.disk_units); plugins without devices (sysctl,
+  vm, sysfs) ignore both.
 
 ``reapply_sysctl`` (tuned-main.conf, default 1): after each [sysctl] unit, TuneD writes again
 every line of the ``*.conf`` files of /run/sysctl.d and /etc/sysctl.d (a name in /run hides the

@@ -13,6 +13,8 @@ is the same host's).  Never the controller's: a tree that does not show them giv
 and the unit is reported as undecided.
 
 The TuneD version installed (its tuned/version.py) says which options its plugins know.
+Block devices are read as TuneD's hardware inventory reads them through libudev
+(tuned/hardware/inventory.py, plugins/plugin_disk.py): BlockDevice.
 """
 
 from __future__ import absolute_import, division, print_function

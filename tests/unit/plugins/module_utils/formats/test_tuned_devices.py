@@ -24,6 +24,7 @@ import sys
 import pytest
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import tuned
+from ansible_collections.dbhost.tuning.plugins.module_utils.formats import tuned_devices
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import tuned_host
 from ansible_collections.dbhost.tuning.tests.unit.fixtures.block import fake_sysfs
 from ansible_collections.dbhost.tuning.tests.unit.fixtures.tuned import debian
@@ -101,7 +102,7 @@ def collection(base, text):
     found, managed = {}, []
     for name in sorted(os.listdir(os.path.join(base, 'sys', 'block'))):
         device = tuned_host.BlockDevice(base, name)
-        if tuned.disk_plugin_takes(device, profile.version) == (True, None):
+        if tuned_devices.disk_plugin_takes(device, profile.version) == (True, None):
             managed.append(name)
         units, why = profile.disk_units(device)
         assert why is None, (name, why)

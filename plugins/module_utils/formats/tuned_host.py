@@ -26,6 +26,7 @@ import os
 import re
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import confd
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import PathError, read_text, rooted
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import tuned
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import tuned_expand
@@ -129,7 +130,7 @@ def active(root='/'):
 def recommended(root, read, main_conf, post):
     """The Profile of the profile TuneD's recommend rules pick (see active())."""
     texts = [(path, read(path)) for path in recommend_files(root)]
-    facts = tuned_recommend.Facts(read, os.path.realpath(root) == '/', syspurpose_module(root))
+    facts = recommend_facts(root, read)
     candidates, why = tuned_recommend.recommend([(path, text) for path, text in texts if text is not None], facts,
                                                 tuned.flag(main_conf.get('recommend_command')))
     profiles = [load(root, read, main_conf, tuned.profile_names(name) + post) if name is not None else
@@ -139,6 +140,17 @@ def recommended(root, read, main_conf, post):
     if why:
         first.problems.insert(0, 'TuneD starts in automatic mode (%s): %s' % (tuned.PROFILE_MODE, why))
     return first
+
+
+def recommend_facts(root, read):
+    """What TuneD's recommend rules are matched against on the host under root."""
+    def readable(path):
+        try:
+            return read(path)
+        except InputError:
+            return None       # a folder, a device: TuneD reads nothing of it
+    return tuned_recommend.Facts(readable, os.path.realpath(root) == '/', syspurpose_module(root),
+                                 lambda path: os.path.exists(confd.under_root(root, path)))
 
 
 def recommend_files(root):

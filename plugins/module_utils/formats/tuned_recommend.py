@@ -65,12 +65,14 @@ ANY = object()             # what an option TuneD does not know is matched again
 class Facts(object):
     """What the rules are matched against, on the tuned host: ``read(path)`` (text or None),
     ``running`` (root is the running system), ``syspurpose_module`` (whether the syspurpose
-    Python module is installed: True, False)."""
+    Python module is installed: True, False), ``exists(path)`` (a file TuneD finds but cannot
+    read, a folder: TuneD matches its text as empty)."""
 
-    def __init__(self, read, running=False, syspurpose_module=False):
+    def __init__(self, read, running=False, syspurpose_module=False, exists=None):
         self.read = read
         self.running = running
         self.syspurpose_module = syspurpose_module
+        self.exists = exists or (lambda path: False)
 
     def subject(self, option):
         """(text, None) an option's regular expression is matched against, or (None, why not known)."""
@@ -82,6 +84,7 @@ class Facts(object):
             return self.read(SYSTEM_RELEASE) or '', None
         if option.startswith('/'):
             text = self.read(option)
+            text = '' if text is None and self.exists(option) else text
             if text is None and option.startswith(VOLATILE) and not self.running:
                 return None, '%s= matches a file of the running system, which the host tree does not show' % option
             return text, None

@@ -148,3 +148,82 @@ def test_disk_units_take_the_devices_tuned_gives_them(debian_packages, host):
     # or that has no parent device (device-mapper, loop): not the removable sdd
     assert told[0]['managed'] == ['dm-0', 'dm-1', 'loop0', 'loop1', 'nvme0n1', 'sda', 'sdb', 'sdc', 'sde', 'vdb']
     print('%d profiles: every block device goes to the [disk] unit TuneD gives it' % compared)
+
+
+class Device(object):
+    """A block device as tuned_host.BlockDevice gives it, made by hand."""
+
+    def __init__(self, name='sda', uevent='MAJOR=8\nMINOR=0\nDEVNAME=sda\nDEVTYPE=disk', removable='0', parent='scsi',
+                 udev=None, devpath='/devices/pci0000:00/0000:00:1f.2/host0/target0:0:0/0:0:0:0/block/sda'):
+        self.name = name
+        self.uevent = dict(line.partition('=')[::2] for line in uevent.splitlines()) if uevent is not None else None
+        self.removable = removable
+        self.parent = parent
+        self.udev = udev
+        self.devpath = devpath
+
+
+def database(properties=(), links=(), tags=(), current=(), usec=None):
+    return {'E': dict(properties), 'S': list(links), 'G': list(tags), 'Q': list(current), 'I': usec}
+
+
+@pytest.mark.parametrize('device, version, takes', [
+    (Device(), None, True),
+    (Device(parent=None), None, True),                       # device-mapper, loop: no parent device
+    (Device(parent='virtio'), None, True), (Device(parent='xen'), None, True), (Device(parent='nvme'), None, True),
+    (Device(parent='usb'), None, False), (Device(parent=''), None, False),   # a parent without a subsystem
+    (Device(removable='1'), None, False), (Device(removable=None), None, None),
+    (Device(uevent='MAJOR=8\nMINOR=1\nDEVTYPE=partition'), None, False), (Device(uevent=None), None, None),
+    # MMC disks from TuneD 2.26 (plugins/plugin_disk.py); the version not known: not known
+    (Device(parent='mmc'), (2, 25), False), (Device(parent='mmc'), (2, 26), True), (Device(parent='mmc'), None, None),
+])
+def test_the_disks_the_disk_plugin_manages(device, version, takes):
+    found, why = tuned_devices.disk_plugin_takes(device, version)
+    assert found is takes and (why is None) is (takes is True)
+
+
+def test_udev_properties_as_libudev_lists_them():
+    device = Device(udev=database([('ID_BUS', 'scsi')], ['disk/by-id/a', 'disk/by-path/b'], ['systemd'], ['systemd'],
+                                  '123'))
+    texts = tuned_devices.udev_properties(device)
+    # DEVLINKS is a set in libudev: both orders
+    assert len(texts) == 2 and texts[0] == (
+        'CURRENT_TAGS=:systemd:\nDEVLINKS=/dev/disk/by-id/a /dev/disk/by-path/b\nDEVNAME=/dev/sda\n'
+        'DEVPATH=/devices/pci0000:00/0000:00:1f.2/host0/target0:0:0/0:0:0:0/block/sda\nDEVTYPE=disk\nID_BUS=scsi\n'
+        'MAJOR=8\nMINOR=0\nSUBSYSTEM=block\nTAGS=:systemd:\nUSEC_INITIALIZED=123\n')
+    assert 'DEVLINKS=/dev/disk/by-path/b /dev/disk/by-id/a\n' in texts[1]
+    assert tuned_devices.udev_properties(Device()) is None
+    assert tuned_devices.udev_selects('^ID_BUS=scsi$', device) == (True, None)
+    assert tuned_devices.udev_selects('^ID_BUS=ata', device) == (False, None)
+    assert tuned_devices.udev_selects('DEVTYPE=disk\nID_BUS', device) == (True, None)      # sorted, one a line
+    # what depends on the order libudev lists the links in is not known
+    found, why = tuned_devices.udev_selects('^DEVLINKS=/dev/disk/by-id/', device)
+    assert found is None and 'order' in why
+    found, why = tuned_devices.udev_selects('ID_BUS=(', device)
+    assert found is None and 'no regular expression' in why
+    found, why = tuned_devices.udev_selects('ID_BUS=scsi', Device())
+    assert found is None and '/run/udev/data' in why
+    # more links than every order can be tried for: the sorted order and its reverse
+    many = Device(udev=database(links=['l%d' % number for number in range(8)]))
+    assert len(tuned_devices.udev_properties(many)) == 2
+
+
+def test_disk_units_in_applying_order_and_what_is_not_known():
+    profile = tuned.load(['p'], lambda name, skip: ('/etc/tuned/p/tuned.conf', (
+        '[late]\ntype=disk\npriority=10\nelevator=none\n[early]\ntype=disk\ndevices_udev_regex=ID_BUS=scsi\n'
+        'priority=-1\nelevator=mq-deadline\n[named]\ntype=disk\ndevices=${f:exec:/bin/list}\nelevator=kyber\n')))
+    scsi = Device(udev=database([('ID_BUS', 'scsi')]))
+    units, why = profile.disk_units(scsi)
+    assert [unit.name for unit in units] == ['early'] and why is None
+    assert profile.disk(scsi, 'elevator')[0] == 'mq-deadline' and profile.disk(scsi, 'elevator')[3] is None
+    # no udev entry: [early] may take it; [named]'s devices= holds a function: may too; else [late]
+    units, why = profile.disk_units(Device())
+    assert [unit.name for unit in units] == ['early', 'named', 'late']
+    assert why == ('TuneD gives sda to [early] only if its udev properties match devices_udev_regex=ID_BUS=scsi, and '
+                   'the host tree has no udev database entry for it (/run/udev/data); TuneD gives sda to [named] only '
+                   'if devices=${f:exec:/bin/list} selects it, which holds what the collection cannot evaluate')
+    assert profile.disk(Device(), 'elevator')[0] == 'mq-deadline' and profile.disk(Device(), 'elevator')[3] == why
+    assert profile.disk(Device(), 'readahead') is None
+    # a disk the plugin does not manage is no unit's
+    assert profile.disk_units(Device(removable='1')) == ([None], None)
+    assert profile.disk(Device(removable='1'), 'elevator') is None

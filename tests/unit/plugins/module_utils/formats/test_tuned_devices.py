@@ -204,8 +204,10 @@ def test_udev_properties_as_libudev_lists_them():
     found, why = tuned_devices.udev_selects('ID_BUS=scsi', Device())
     assert found is None and '/run/udev/data' in why
     # more links than every order can be tried for: the sorted order and its reverse
-    many = Device(udev=database(links=['l%d' % number for number in range(8)]))
+    many = Device(udev=database(links=['l%d' % number for number in range(7)]))
     assert len(tuned_devices.udev_properties(many)) == 2
+    six = Device(udev=database(links=['l%d' % number for number in range(6)]))
+    assert len(tuned_devices.udev_properties(six)) == 720
 
 
 def test_disk_units_in_applying_order_and_what_is_not_known():
@@ -224,6 +226,9 @@ def test_disk_units_in_applying_order_and_what_is_not_known():
                    'if devices=${f:exec:/bin/list} selects it, which holds what the collection cannot evaluate')
     assert profile.disk(Device(), 'elevator')[0] == 'mq-deadline' and profile.disk(Device(), 'elevator')[3] == why
     assert profile.disk(Device(), 'readahead') is None
+    # a kernel name alone: devices= is matched, a udev regex is not known
+    units, why = profile.disk_units('sda')
+    assert [unit.name for unit in units] == ['early', 'named', 'late'] and 'devices_udev_regex=ID_BUS=scsi' in why
     # a disk the plugin does not manage is no unit's
     assert profile.disk_units(Device(removable='1')) == ([None], None)
     assert profile.disk(Device(removable='1'), 'elevator') is None

@@ -152,3 +152,13 @@ def test_what_cannot_be_evaluated_is_said(tmp_path):
     assert tuned_recommend.matches('chassis_type', '.*', tuned_recommend.Facts(read))[0] is None
     put(base, '/sys/devices/virtual/dmi/id/chassis_type', '17\n')
     assert tuned_recommend.matches('chassis_type', 'main server', tuned_recommend.Facts(read)) == (True, None)
+
+
+def test_facts_by_default_a_tree_that_is_not_the_running_system(tmp_path):
+    read = tuned_host.reader(str(tmp_path))
+    facts = tuned_recommend.Facts(read)
+    # a file of the running system the tree does not show: not known; a missing file elsewhere: no match
+    assert tuned_recommend.matches('/proc/cmdline', '.*', facts)[0] is None
+    assert tuned_recommend.matches('/etc/oratab', '.*', facts) == (False, None)
+    assert tuned_recommend.matches('syspurpose_role', '^$', facts) == (True, None)    # no syspurpose module
+    assert tuned_recommend.matches('/proc/cmdline', '.*', tuned_recommend.Facts(read, True)) == (False, None)

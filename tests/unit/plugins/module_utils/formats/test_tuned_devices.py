@@ -193,6 +193,11 @@ def test_udev_properties_as_libudev_lists_them():
         'MAJOR=8\nMINOR=0\nSUBSYSTEM=block\nTAGS=:systemd:\nUSEC_INITIALIZED=123\n')
     assert 'DEVLINKS=/dev/disk/by-path/b /dev/disk/by-id/a\n' in texts[1]
     assert tuned_devices.udev_properties(Device()) is None
+    # no links, no tags: no such property; a uevent without DEVNAME gives none either
+    bare = Device(uevent='MAJOR=8\nMINOR=0\nDEVTYPE=disk', udev=database(usec='5'))
+    assert tuned_devices.udev_properties(bare) == [
+        'DEVPATH=/devices/pci0000:00/0000:00:1f.2/host0/target0:0:0/0:0:0:0/block/sda\nDEVTYPE=disk\nMAJOR=8\n'
+        'MINOR=0\nSUBSYSTEM=block\nUSEC_INITIALIZED=5\n']
     assert tuned_devices.udev_selects('^ID_BUS=scsi$', device) == (True, None)
     assert tuned_devices.udev_selects('^ID_BUS=ata', device) == (False, None)
     assert tuned_devices.udev_selects('DEVTYPE=disk\nID_BUS', device) == (True, None)      # sorted, one a line
@@ -208,6 +213,9 @@ def test_udev_properties_as_libudev_lists_them():
     assert len(tuned_devices.udev_properties(many)) == 2
     six = Device(udev=database(links=['l%d' % number for number in range(6)]))
     assert len(tuned_devices.udev_properties(six)) == 720
+    # links and tags together: at most 720 orders in all
+    both = Device(udev=database(links=['l%d' % number for number in range(6)], tags=['a', 'b']))
+    assert len(tuned_devices.udev_properties(both)) == 720
 
 
 def test_disk_units_in_applying_order_and_what_is_not_known():

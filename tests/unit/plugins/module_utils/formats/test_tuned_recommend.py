@@ -160,5 +160,8 @@ def test_facts_by_default_a_tree_that_is_not_the_running_system(tmp_path):
     # a file of the running system the tree does not show: not known; a missing file elsewhere: no match
     assert tuned_recommend.matches('/proc/cmdline', '.*', facts)[0] is None
     assert tuned_recommend.matches('/etc/oratab', '.*', facts) == (False, None)
-    assert tuned_recommend.matches('syspurpose_role', '^$', facts) == (True, None)    # no syspurpose module
+    # without the syspurpose module TuneD never reads syspurpose.json: the role is empty
+    put(str(tmp_path), '/etc/rhsm/syspurpose/syspurpose.json', '{"role": "Red Hat Enterprise Linux Server"}')
+    assert tuned_recommend.matches('syspurpose_role', '^$', facts) == (True, None)
+    assert tuned_recommend.matches('system', '(', facts)[0] is None      # no regular expression: TuneD fails
     assert tuned_recommend.matches('/proc/cmdline', '.*', tuned_recommend.Facts(read, True)) == (False, None)

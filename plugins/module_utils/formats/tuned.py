@@ -10,7 +10,7 @@ merger.py, unit.py, units/manager.py and the sysctl, vm, disk and sysfs plugins)
 - ``/etc/tuned/active_profile`` names one or more profiles, separated by whitespace; names other
   than ``[A-Za-z0-9_.-]+`` are skipped; ``/etc/tuned/post_loaded_profile`` adds one more, last;
   ``profile_mode`` ``auto`` (or no active profile) makes TuneD start the profile its
-  recommend.d rules pick, which is not read here: reported, never guessed;
+  recommend rules pick (tuned_recommend.py);
 - a profile is the ``tuned.conf`` in a folder of that name, looked up in the profile folders from
   the last to the first (``profile_dirs`` in ``/etc/tuned/tuned-main.conf``): ``/etc`` overrides
   ``/usr/lib``; ``include=`` in ``[main]`` (split at ``,`` or ``;``, its functions expanded but
@@ -28,8 +28,10 @@ merger.py, unit.py, units/manager.py and the sysctl, vm, disk and sysfs plugins)
   the TUNED HOST's ``/proc/cpuinfo`` and its ``uname_regex`` the host's ``uname`` line (system,
   node, release, version, machine), both searched line by line (``cpuinfo_string`` /
   ``uname_string`` in tuned-main.conf replace them); units apply in ``priority`` order
-  (default ``default_instance_priority``), then in profile order; a [disk] device goes to the
-  first unit whose ``devices`` match it.
+  (default ``default_instance_priority``), then in profile order; a block device the disk
+  plugin manages goes to the first [disk] unit whose ``devices`` or
+  ``devices_udev_regex`` select it (Profile.disk_units); plugins without devices (sysctl,
+  vm, sysfs) ignore both.
 
 ``reapply_sysctl`` (tuned-main.conf, default 1): after each [sysctl] unit, TuneD writes again
 every line of the ``*.conf`` files of /run/sysctl.d and /etc/sysctl.d (a name in /run hides the
@@ -47,6 +49,7 @@ import collections
 import fnmatch
 import re
 
+from ansible_collections.dbhost.tuning.plugins.module_utils.formats import tuned_devices
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import tuned_expand
 
 ACTIVE_PROFILE = '/etc/tuned/active_profile'
@@ -281,9 +284,6 @@ def _applying(units, expander, host, main_conf):
         unit.order = order
         unit.devices = expander.expand(unit.devices)
         unit.skipped = None if unit.enabled else 'enabled is not true'
-        if unit.devices_udev_regex is not None:
-            unit.unknown = ('TuneD gives [%s] the devices whose udev properties match devices_udev_regex, which the '
-                            'collection does not read' % unit.name)
         for key, read in (('cpuinfo_regex', 'cpuinfo'), ('uname_regex', 'uname')):
             regex = getattr(unit, key)
             if unit.skipped or regex is None:
@@ -323,6 +323,27 @@ class Profile(object):
                                 if word.strip()]
         self.problems = problems or []
         self.version = version
+        # automatic mode, when the profile TuneD's recommend rules pick is not known: the other
+        # profiles it may start, and why (tuned_host.recommended); see agree()
+        self.alternatives = []
+        self.undecided = None
+
+    def agree(self, ask, fallback=None):
+        """``ask(profile)`` -> (value, source), or None where TuneD writes nothing (``fallback`` then:
+        the boot's value without TuneD), as every profile TuneD may start answers it: the first
+        profile's answer when they all give the same value; else every value one of them gives
+        (``10 or 1``), which meets no desired value, and the first source, saying that the value
+        is not known and why."""
+        answers = [ask(profile) or fallback for profile in [self] + self.alternatives]
+        values = []
+        for answer in answers:
+            if (answer[0] if answer else None) not in values:
+                values.append(answer[0] if answer else None)
+        if len(values) == 1:
+            return answers[0]
+        source = (answers[0] or [answer for answer in answers if answer][0])[1]
+        return ' or '.join('unset' if value is None else str(value) for value in values), \
+            computed(source, self.undecided)
 
     def value(self, raw):
         """(value, resolved): ``raw`` expanded as TuneD expands it; unresolved when it holds what
@@ -403,13 +424,22 @@ class Profile(object):
                 found = item
         return found
 
+    def disk_units(self, device):
+        """([Unit or None], why): the [disk] unit that takes ``device`` (tuned_devices.disk_units)."""
+        return tuned_devices.disk_units(self._units_of('disk'), device, self.version)
+
     def disk(self, device, option):
-        """(raw value, Origin, Unit) of a [disk] option (readahead, elevator) for ``device``, or
-        None: the first unit (in applying order) whose ``devices`` match takes the device."""
-        for unit in self._units_of('disk'):
-            if unit.devices_udev_regex is not None or selects(unit.devices, device):
-                return unit.options[option] + (unit,) if option in unit.options else None
-        return None
+        """(raw value, Origin, Unit, why) of a [disk] option (readahead, elevator) that TuneD
+        writes for ``device`` (see disk_units), or None.  ``why`` is None when that is known; else
+        it says what is not, and the value is the first one TuneD may write there."""
+        units, why = self.disk_units(device)
+        outcomes = [unit.options[option] + (unit,) if unit is not None and option in unit.options else None
+                    for unit in units]
+        written = [item for item in outcomes if item is not None]
+        if not written:
+            return None
+        same = len(written) == len(outcomes) and len(set(self.value(item[0])[0] for item in written)) == 1
+        return written[0] + (None if same else why,)
 
     def block_queue(self, device, attribute, current=None):
         """(value, source) TuneD writes to /sys/block/<device>/queue/<attribute> when it starts (its
@@ -417,12 +447,13 @@ class Profile(object):
         512-byte sectors with an ``s`` after the number; ``>N`` writes only above ``current``."""
         option = DISK_OPTIONS.get(attribute)
         found = (self.disk(device, option) if option else None) or \
-            self.sysfs_value('/sys/block/%s/queue/%s' % (device, attribute))
+            self.sysfs_value('/sys/block/%s/queue/%s' % (getattr(device, 'name', device), attribute))
         if found is None:
             return None
-        raw, origin, unit = found
+        raw, origin, unit = found[:3]
         expanded, dummy = self.value(raw)
-        why = self.unresolved(raw, unit)
+        why = '; '.join(reason for reason in (found[3] if len(found) > 3 else None, self.unresolved(raw, unit))
+                        if reason)
         if why:
             return expanded, computed(origin, why)
         if option == 'readahead':
@@ -438,16 +469,6 @@ class Profile(object):
 
 
 DISK_OPTIONS = {'read_ahead_kb': 'readahead', 'scheduler': 'elevator'}
-
-
-def selects(devices, device):
-    """TuneD's ``devices=`` for ``device`` (hardware/device_matcher.py): rules split at blanks or
-    commas, shell patterns; ``!`` rules exclude; no positive rule means every device."""
-    rules = [rule for rule in re.split(r'\s|,\s*', devices or '') if rule.strip()]
-    positive = [rule for rule in rules if not rule.startswith('!')] or ['*']
-    negative = [rule[1:] for rule in rules if rule.startswith('!')]
-    return any(fnmatch.fnmatch(device, rule) for rule in positive) and \
-        not any(fnmatch.fnmatch(device, rule) for rule in negative)
 
 
 def modified(raw, current):

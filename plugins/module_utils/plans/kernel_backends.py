@@ -232,14 +232,24 @@ class LinuxBackend(object):
     def tuned_resolver(self, our_file, our_text):
         """(key, value, source) -> (value, source) once TuneD has started after systemd-sysctl: its
         writes in the order it makes them (formats/tuned.py sysctl_writes: each applying [sysctl]
-        unit, then, with reapply_sysctl, the lines of /run and /etc sysctl files written again).
+        unit, then, with reapply_sysctl, the lines of /run and /etc sysctl files written again);
+        in automatic mode, as every profile TuneD may start writes them (formats/tuned.py agree).
         plans/hugepages.py resolves vm.nr_hugepages with it too."""
         profile = self.tuned_profile()
-        if profile is None or not (profile.has_unit('sysctl') or profile.has_unit('vm')):
+        if profile is None or not any(one.has_unit('sysctl') or one.has_unit('vm')
+                                      for one in [profile] + profile.alternatives):
             return lambda key, value, source: (value, source)
+        reapplied = self._reapplied(our_file, our_text) if profile.reapply_sysctl else {}
+        resolvers = dict((id(one), self._profile_resolver(one, reapplied)) for one in [profile] + profile.alternatives)
+
+        def resolve(key, value, source):
+            return profile.agree(lambda one: resolvers[id(one)](key, value, source))
+        return resolve
+
+    def _profile_resolver(self, profile, reapplied):
+        """(key, value, source) -> (value, source) after the writes of one TuneD profile."""
         writes = [(sysctl.canonical_name(key) if key else None, raw, origin, unit)
                   for key, raw, origin, unit in profile.sysctl_writes()]
-        reapplied = self._reapplied(our_file, our_text) if profile.reapply_sysctl else {}
         why = '' if profile.reapply_sysctl else ', reapply_sysctl = 0 in %s' % tuned.MAIN_CONF
 
         def resolve(key, value, source):

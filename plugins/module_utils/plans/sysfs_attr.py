@@ -86,6 +86,16 @@ def normalize(value):
     return None if value is None else ' '.join(str(value).split())
 
 
+
+def tuned_writes(profile, path):
+    """(value, source) TuneD's ``profile`` writes to the /sys ``path`` when it starts, or None."""
+    found = profile.sysfs_value(path)
+    if not found:
+        return None
+    expanded, dummy = profile.value(found[0])
+    unknown = profile.unresolved(found[0], found[2])
+    return expanded, tuned.computed(found[1], unknown) if unknown else str(found[1])
+
 class SysfsAttributes(LivePlusFile, Plan):
     """The sysfs_attr module's plan: each attribute's value, live and persisted."""
 
@@ -201,11 +211,8 @@ class SysfsAttributes(LivePlusFile, Plan):
                 value, shown = boot_line.thp(), cmdline.label(boot_line)
             # TuneD starts after systemd-tmpfiles and writes over it, but leaves THP's mode to a
             # command line that sets it (its vm plugin)
-            found = self.tuned.sysfs_value(path) if self.tuned and not thp_on_cmdline else None
-            if found:
-                expanded, dummy = self.tuned.value(found[0])
-                unknown = self.tuned.unresolved(found[0], found[2])
-                return expanded, tuned.computed(found[1], unknown) if unknown else str(found[1])
+            if self.tuned and not thp_on_cmdline:
+                return self.tuned.agree(lambda profile: tuned_writes(profile, path), (value, shown))
             return value, shown
         return resolve
 

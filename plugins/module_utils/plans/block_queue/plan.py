@@ -440,12 +440,14 @@ class BlockQueue(LivePlusFile, Plan):
             details.append(self.gate.did('write %s' % self.file))
             if done.change.needed and done.reload:
                 details.append(done.reload['detail'])
-        tuned_sets = self.tuned.block_queue(disk, name, persisted_after.get(name) or before) if self.tuned and self.persist else None
+        # which [disk] unit takes the device is TuneD's choice on the tuned host (formats/tuned.py disk)
+        device = tuned_host.BlockDevice(self.root, disk) if self.tuned else None
+        tuned_sets = self._tuned_sets(device, name, persisted_after.get(name), before) if device and self.persist else None
         shadowed = bool(tuned_sets) and not meets(tuned_sets[0], want, how)
         if shadowed:
             details.append('%s sets %r for %s and wins at boot over %s' % (tuned_sets[1], tuned_sets[0], disk, self.file))
         # what the next boot gives: TuneD writes after udev's rule (check mode: over the rule as it is now)
-        tuned_now = self.gate.now(self.tuned.block_queue(disk, name, persisted_before.get(name) or before),
+        tuned_now = self.gate.now(self._tuned_sets(device, name, persisted_before.get(name), before),
                                   tuned_sets) if self.tuned else tuned_sets
         if tuned_now:
             persisted_now = tuned_now[0]
@@ -454,6 +456,13 @@ class BlockQueue(LivePlusFile, Plan):
         status = self.gate.status(live_ok, persisted_ok, shadowed=shadowed)
         return Setting(record_name, target, want, live_now, persisted_now, status, '; '.join(details),
                        comparison=how or compare.EXACT, source='task option: block_queue.%s' % plan['sources'][name])
+
+    def _tuned_sets(self, device, name, rule, before):
+        """(value, source) TuneD writes over our rule's value (or the live one) at its start, or None;
+        in automatic mode as every profile it may start writes it (formats/tuned.py agree)."""
+        answer = self.tuned.agree(lambda profile: profile.block_queue(device, name, rule or before),
+                                  (rule, self.file) if self.tuned.alternatives else None)
+        return None if answer is None or answer[1] == self.file else answer
 
     def _render_unsupported(self, result, system):
         why = UNSUPPORTED_WHY[system]

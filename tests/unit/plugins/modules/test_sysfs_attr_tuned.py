@@ -118,3 +118,30 @@ def test_a_site_profile_over_stock_throughput_performance_wins_with_always(root,
     assert found[THP]['status'] == 'shadowed' and found[THP]['persisted'] == 'always'
     assert found[THP]['detail'].startswith("would write %s; TuneD profile site (/etc/tuned/site/tuned.conf) writes "
                                            "'always'" % OURS)
+
+
+def test_automatic_mode_when_the_recommended_profile_is_not_known(root, run_module):
+    # stock rules on a host whose system-release-cpe says server: virt-what decides between
+    # throughput-performance (THP always) and virtual-guest (none here: TuneD refuses it, writes nothing)
+    put(root, '/etc/tuned/profile_mode', 'auto\n')
+    put(root, '/etc/system-release-cpe', 'cpe:/o:redhat:enterprise_linux:7.9:ga:server\n')
+    put(root, '/usr/lib/tuned/recommend.d/50-tuned.conf', '[throughput-performance]\nvirt=\nsystem=.*server.*\n\n'
+                                                            '[virtual-guest]\nvirt=.+\n\n[balanced]\n')
+    put(root, '/usr/lib/tuned/virtual-guest/tuned.conf', '[sysfs]\n/sys/kernel/mm/ksm/run = 1\n')
+    before = digest(root)
+    found = run(run_module, root, {THP: 'never', KSM: 1})
+    assert digest(root) == before
+    assert found[THP]['status'] == 'shadowed' and found[THP]['persisted'] == 'always or unset'
+    assert "a value TuneD computes when it applies it (the recommend rules TuneD starts from pick one of " \
+           "throughput-performance, virtual-guest, balanced: [throughput-performance] in " \
+           "/usr/lib/tuned/recommend.d/50-tuned.conf: virt= matches" in found[THP]['detail']
+    # both profiles write 1 to ksm/run, balanced (not installed: TuneD refuses it) nothing: not known now;
+    # with our line written, every profile gives 1: no conflict, our line is what is missing
+    assert found[KSM]['status'] == 'drift' and found[KSM]['persisted'] == '1 or unset'
+    # no server in system-release-cpe and no virt rule left: TuneD starts balanced whatever virt-what says
+    put(root, '/etc/system-release-cpe', 'cpe:/o:redhat:enterprise_linux:9::baseos\n')
+    put(root, '/usr/lib/tuned/recommend.d/50-tuned.conf', '[throughput-performance]\nvirt=\nsystem=.*server.*\n\n'
+                                                            '[balanced]\n')
+    put(root, '/usr/lib/tuned/balanced/tuned.conf', '[main]\nsummary=balanced\n')
+    found = run(run_module, root, {THP: 'never', KSM: 1})
+    assert found[THP]['status'] == 'drift' and 'TuneD' not in found[THP]['detail']

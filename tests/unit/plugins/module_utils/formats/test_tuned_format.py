@@ -10,6 +10,7 @@ __metaclass__ = type
 import pytest
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import tuned
+from ansible_collections.dbhost.tuning.plugins.module_utils.formats import tuned_devices
 
 
 def test_parse_comments_continuations_duplicates_and_case():
@@ -126,7 +127,7 @@ def test_assignment_modifiers(raw, current, written):
     ('sd* !sda', 'sda', False), ('sd* !sda', 'sdb', True), ('vd*, !vdb', 'vdb', False), ('vda,!vdb', 'vdc', False),
 ])
 def test_devices_selection(devices, device, selected):
-    assert tuned.selects(devices, device) is selected
+    assert tuned_devices.selects(devices, device) is selected
 
 
 def test_the_first_disk_unit_in_applying_order_takes_the_device():

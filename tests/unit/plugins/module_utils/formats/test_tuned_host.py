@@ -40,18 +40,24 @@ def test_active_profile_and_post_loaded_profile(root):
     assert values(tuned_host.active(root)) == {'kernel.shmmni': '8192', 'vm.swappiness': '1'}
 
 
-@pytest.mark.parametrize('profile, mode, found', [
-    ('base\n', 'auto\n', 'TuneD starts the profile its recommend.d rules pick for this host (/etc/tuned/profile_mode '
-                         'is auto)'),
-    ('', '', 'TuneD starts the profile its recommend.d rules pick for this host (no profile in '
-             '/etc/tuned/active_profile)'),
-    ('base\n', 'sometimes\n', "TuneD refuses to start: /etc/tuned/profile_mode holds 'sometimes'"),
-])
-def test_modes_the_collection_does_not_evaluate_are_said(root, profile, mode, found):
+@pytest.mark.parametrize('profile, mode', [('base\n', 'auto\n'), ('', '')])
+def test_automatic_mode_starts_the_recommended_profile(root, profile, mode):
+    # daemon.py _get_startup_profile: auto, or no profile and no mode; no rule matching: balanced
     put(root, '/etc/tuned/active_profile', profile)
     put(root, '/etc/tuned/profile_mode', mode)
     read = tuned_host.active(root)
-    assert read.units == [] and read.problems[0].startswith(found)
+    assert read.names == ['balanced'] and read.problems == [
+        'TuneD cannot load the profile balanced: no profile balanced in the profile folders']
+    put(root, '/etc/tuned/recommend.d/50-site.conf', '[extra]\n/etc/tuned/active_profile=%s\n' % (profile or '^$'))
+    assert values(tuned_host.active(root)) == {'vm.swappiness': '1'} and tuned_host.active(root).undecided is None
+
+
+def test_a_mode_tuned_refuses_is_said(root):
+    put(root, '/etc/tuned/active_profile', 'base\n')
+    put(root, '/etc/tuned/profile_mode', 'sometimes\n')
+    read = tuned_host.active(root)
+    assert read.units == [] and read.problems[0].startswith(
+        "TuneD refuses to start: /etc/tuned/profile_mode holds 'sometimes'")
 
 
 def test_manual_mode_without_a_profile_and_a_disabled_service_apply_nothing(root):

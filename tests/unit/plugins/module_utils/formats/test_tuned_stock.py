@@ -23,6 +23,7 @@ import pytest
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import tuned
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import tuned_host
+from ansible_collections.dbhost.tuning.tests.unit.fixtures.tuned import debian
 from ansible_collections.dbhost.tuning.tests.unit.helpers import put
 
 FIXTURES = os.path.join(os.path.dirname(__file__), '..', '..', '..', 'fixtures', 'tuned')
@@ -47,16 +48,7 @@ HOSTS = {
 @pytest.fixture(scope='module')
 def debian_tuned(tmp_path_factory):
     """Debian's tuned package, unpacked (never installed)."""
-    if not (shutil.which('apt-get') and shutil.which('dpkg-deb')):
-        pytest.skip('apt-get and dpkg-deb are needed to fetch Debian\'s tuned package')
-    folder = str(tmp_path_factory.mktemp('tuned-deb'))
-    got = subprocess.run(['apt-get', 'download', '-q', 'tuned'], cwd=folder, stdout=subprocess.PIPE,
-                         stderr=subprocess.STDOUT, check=False)
-    debs = [name for name in os.listdir(folder) if name.endswith('.deb')]
-    assert got.returncode == 0 and debs, 'apt-get download tuned failed: %s' % got.stdout.decode(errors='replace')
-    tree = os.path.join(folder, 'tree')
-    subprocess.run(['dpkg-deb', '-x', os.path.join(folder, debs[0]), tree], check=True)
-    return tree
+    return debian.unpack(str(tmp_path_factory.mktemp('tuned-deb')), ['tuned'])
 
 
 def versions_tree(debian, version, base):

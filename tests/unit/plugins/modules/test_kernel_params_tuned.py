@@ -285,7 +285,7 @@ def test_automatic_mode_reads_the_profile_the_recommend_rules_pick(root, run_mod
     assert found[PORTS]['status'] == 'shadowed' and found[PORTS]['persisted'] == '9000 65499'
     assert found[PORTS]['detail'].startswith("TuneD profile oracle (%s)%s sets '9000 65499' and wins at boot over %s"
                                              % (ORACLE, NO_REAPPLY, OUR_FILE))
-    assert KernelParams({PORTS: '1024 65000'}, root=root, check_mode=True).run(None).warnings == []
+    assert _checked(root, {PORTS: '1024 65000'}).warnings == []
     # the rule no longer matches: TuneD starts throughput-performance, which leaves the ports alone
     put(root, '/etc/oratab', 'db1:/u01/app/oracle:N\n')
     result, found = check(run_module, root, {PORTS: '1024 65000'})
@@ -319,5 +319,5 @@ def test_automatic_mode_a_rule_the_collection_cannot_evaluate(root, run_module):
     # oracle's 4096 is the kernel's built-in value: whichever profile starts, the boot gives 4096
     assert found['kernel.shmmni']['status'] == 'ok' and found['kernel.shmmni']['persisted'] == '4096'
     assert 'TuneD' not in found['kernel.shmmni']['detail']
-    warnings = KernelParams({'vm.swappiness': 10}, root=root, check_mode=True).run(None).warnings
+    warnings = _checked(root, {'vm.swappiness': 10}).warnings
     assert warnings[0] == 'TuneD starts in automatic mode (/etc/tuned/profile_mode): %s' % why

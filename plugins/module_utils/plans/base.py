@@ -40,12 +40,20 @@ class Plan(object):
     """Base of every kind's plan: run() over the hooks, and the failure message derived from the records."""
 
     check_mode = False
+    # the kind's name in the registry (state/registry.py), which the baseline's entries name; None for a plan
+    # made otherwise (HostState, Revert)
+    kind = None
+
+    def named(self, kind):
+        """This plan, as the plan of ``kind`` (its registry name)."""
+        self.kind = kind
+        return self
 
     def run(self, module=None):
         """Check or apply this plan: the hooks in their fixed order (see the module docstring)."""
         self.validate()
         # what the baseline keeps from here on (engine/baseline.py) names this kind
-        baseline.working_on(type(self).__name__)
+        baseline.working_on(self.kind)
         desired = self.desired()
         live = self.read_live(desired)
         persisted = self.read_persisted(desired)

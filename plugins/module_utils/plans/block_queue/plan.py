@@ -86,6 +86,7 @@ class BlockQueue(LivePlusFile, Plan):
 
     source = 'task option: block_queue.devices'
     reread_before_write = True
+    _items = None   # {record name: the index in devices of the item that gave it}, filled as the records are made
 
     def __init__(self, devices, apply=True, persist=True, file=None, root='/', allow_empty=False,
                  reload=True, trigger=False, backup=False, check_mode=False, system_name=None,
@@ -144,8 +145,10 @@ class BlockQueue(LivePlusFile, Plan):
 
     # ---------------------------------------------------------------- selection
     def select(self, tree):
-        """{disk: {'attributes': {...}, 'sources': {attr: entry}, 'notes': [...], 'entries': [...]}}."""
+        """{disk: {'attributes': {...}, 'sources': {attr: entry}, 'items': {attr: its index}, 'notes': [...],
+        'entries': [...]}}."""
         chosen = {}
+        self._items = {}
         for entry in self.entries:
             found = self._select_entry(tree, entry)
             if entry.rotational is not None:
@@ -154,7 +157,7 @@ class BlockQueue(LivePlusFile, Plan):
                 if not found:
                     continue  # the selection found devices, none of this kind
             for disk, note in found:
-                plan = chosen.setdefault(disk, {'attributes': {}, 'sources': {}, 'notes': [], 'entries': []})
+                plan = chosen.setdefault(disk, {'attributes': {}, 'sources': {}, 'items': {}, 'notes': [], 'entries': []})
                 if entry.where not in plan['entries']:
                     plan['entries'].append(entry.where)
                 if note and note not in plan['notes']:
@@ -165,6 +168,7 @@ class BlockQueue(LivePlusFile, Plan):
                         plan['notes'].append('%s overrides %s for %s' % (entry.where, earlier, name))
                     plan['attributes'][name] = value
                     plan['sources'][name] = entry.where
+                    plan['items'][name] = entry.index
         return chosen
 
     @staticmethod
@@ -453,8 +457,14 @@ class BlockQueue(LivePlusFile, Plan):
             if not shadowed and meets(tuned_now[0], want, how):
                 details.append('persisted by %s' % tuned_now[1])
         status = decide_status(live_ok, persisted_ok, self.check_mode, shadowed=shadowed)
+        self._items[record_name] = plan['items'][name]
         return Setting(record_name, target, want, live_now, persisted_now, status, '; '.join(details),
                        comparison=how or compare.EXACT, source='task option: block_queue.%s' % plan['sources'][name])
+
+    def item_of(self, setting):
+        """The index in ``devices`` of the item that gave a record its value and source (None: a record that
+        names no one item), so that host_state finds the record's key by that item (state/hooks.py)."""
+        return (self._items or {}).get(str(setting.name))
 
     def _render_unsupported(self, result, system):
         why = UNSUPPORTED_WHY[system]

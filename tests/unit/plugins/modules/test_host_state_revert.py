@@ -117,9 +117,9 @@ def test_the_baseline_holds_what_was_there_before_the_first_write(tmp_path, run_
     run_module(_module('kernel_params'), dict(fake_host.BASELINE['kernel_params'], root=root))
     data = kept(root)
     assert data['schema'] == baseline.SCHEMA and data['state'] == 'applied'
-    assert data['live'] == {AIO: dict(data['live'][AIO], value='65536', kind='KernelParams')}
+    assert data['live'] == {AIO: dict(data['live'][AIO], value='65536', kind='kernel_params')}
     entry = data['files'][SYSCTL_FILE]
-    assert entry['existed'] is False and entry['folders'] == [] and entry['kind'] == 'KernelParams'
+    assert entry['existed'] is False and entry['folders'] == [] and entry['kind'] == 'kernel_params'
     assert stat.S_IMODE(os.stat(os.path.join(root, KEPT.lstrip('/'))).st_mode) == 0o600
     assert stat.S_IMODE(os.stat(os.path.join(root, 'var/lib/dbhost-tuning')).st_mode) == 0o700
 
@@ -132,7 +132,7 @@ def test_a_file_replaced_is_kept_whole_with_its_mode(tmp_path, run_module):
     run_module(_module('mount_options'), dict(fake_host.BASELINE['mount_options'], root=root))
     entry = kept(root)['files']['/etc/fstab']
     assert entry['existed'] is True and entry['content'] == before and entry['mode'] == 0o640
-    assert entry['kind'] == 'MountOptions'
+    assert entry['kind'] == 'mount_options'
 
 
 def test_folders_made_are_kept_and_removed_again(tmp_path, run_module):
@@ -289,9 +289,9 @@ def test_the_reloads_on_the_running_system(monkeypatch):
     plan._reload(set([revert_plan.UDEV, revert_plan.UNITS]), done)
     assert ran == [['/usr/bin/udevadm', 'control', '--reload'], ['systemctl', 'daemon-reload']]
     assert done['reload_errors'] == ['systemctl daemon-reload failed (no bus)']
-    assert revert_plan.consequence('/etc/udev/rules.d/61-dbhost-tuning.rules', 'BlockQueue')[0] == revert_plan.UDEV
-    assert revert_plan.consequence('/etc/fstab', 'MountOptions')[:2] == (revert_plan.UNITS, 'pending_reboot')
-    assert revert_plan.consequence('/etc/sysctl.d/90-dbhost-tuning.conf', 'KernelParams') == (None, None, '')
+    assert revert_plan.consequence('/etc/udev/rules.d/61-dbhost-tuning.rules')[0] == revert_plan.UDEV
+    assert revert_plan.consequence('/etc/fstab')[:2] == (revert_plan.UNITS, 'pending_reboot')
+    assert revert_plan.consequence('/etc/sysctl.d/90-dbhost-tuning.conf') == (None, None, '')
 
 
 @pytest.mark.parametrize('argv,changes', [
@@ -315,13 +315,13 @@ def test_a_remount_is_kept_as_one_a_revert_cannot_undo(tmp_path, run_module):
     baseline.begin([tree])
     try:
         plan = MountOptions([{'path': '/u03', 'present': ['noatime']}], root=tree, system_name='Linux',
-                            runner=test_mounts.FakeMount(tree), live_root=tree)
+                            runner=test_mounts.FakeMount(tree), live_root=tree).named('mount_options')
         plan.run()
     finally:
         baseline.end()
     assert read(tree, '/etc/fstab') != fstab
     note = kept(tree)['unsupported']['mount /u03']
-    assert 'remounted with rw,noatime,data=ordered (before: rw,relatime' in note['detail'] and note['kind'] == 'MountOptions'
+    assert 'remounted with rw,noatime,data=ordered (before: rw,relatime' in note['detail'] and note['kind'] == 'mount_options'
     done = revert(run_module, tree)
     assert read(tree, '/etc/fstab') == fstab
     found = records(done)

@@ -56,13 +56,13 @@ TABLES = _tables()
 
 
 # The tables of what a kind writes (its files, a kill in the middle of a write, a revert): a kind that writes
-# nothing (registry Kind.read_only: db_effect) has no case there.
+# nothing (its hooks' read_only: db_effect) has no case there.
 WRITING = ('test_modules_confinement.WRITES', 'test_host_state_revert.CASES', 'integration/test_kill_writes.CASES')
 
 
 @pytest.mark.parametrize('table', sorted(TABLES))
 def test_every_kind_has_a_case(table):
-    kinds = set(name for name, kind in registry.KINDS.items() if table not in WRITING or not kind.read_only)
+    kinds = set(name for name, kind in registry.KINDS.items() if table not in WRITING or not kind.hooks.read_only)
     missing = sorted(kinds - TABLES[table])
     assert not missing, '%s has no case for the kind(s) %s' % (table, ', '.join(missing))
 

@@ -230,15 +230,16 @@ class HostState(Plan):
         """Each plan's own result under its kind (hugepages, resource_limits...); a second plan of a
         kind (kernel_params_absent) under the kind's label; every database in databases. In the role's part
         of ``roles`` a plan's records are their indexes in the result's settings, and its diff is only the
-        result's; VIEW keeps the plan's whole result, records and diff, for a call of one role."""
+        result's; VIEW keeps the plan's whole result, records and diff, for a call of one role.  A kind that
+        lists its plans in a part of their own (state/hooks.py part: db_parameter's databases) is put there."""
         own = part.as_dict()
         own.pop('warnings', None)
         key = call.kind
-        if call.kind == 'db_parameter':
+        listed = registry.KINDS[call.kind].hooks.part
+        if listed is not None:
             for target, settings in ((role, indexes), (view, own['settings'])):
-                target.setdefault('databases', []).append({
-                    'engine': call.kwargs.get('engine'), 'path': call.kwargs.get('path'), 'label': call.label,
-                    'changed': part.changed, 'restart_required': part.restart_required, 'settings': settings})
+                name, entry = listed(call, part, settings)
+                target.setdefault(name, []).append(entry)
             return
         if key in role:
             key = call.label.replace(' ', '_')

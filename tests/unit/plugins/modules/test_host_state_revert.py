@@ -378,3 +378,38 @@ def test_a_folder_made_for_two_drop_ins_is_removed_by_the_first_revert(tmp_path,
     assert digest(root, skip=BASELINE_FOLDER) == original
     again = revert(run_module, root)
     assert again['changed'] is False, again
+
+
+# A baseline kept before its entries named kinds by their registry name: each names its plan's class
+# (KernelParams, DbParameter, MountOptions).  Made by applying fake_host.BASELINE's kernel_params, db_parameter
+# and mount_options calls, in that order, on fake_host.build(); uid and gid left out (an entry may lack them).
+CLASS_NAMES = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'baseline_class_names.json')
+
+
+def test_a_baseline_that_names_plan_classes_is_reverted_as_one_that_names_kinds(tmp_path, run_module):
+    with open(CLASS_NAMES) as handle:
+        old = handle.read()
+    assert set(entry['kind'] for section in baseline.SECTIONS for entry in json.loads(old)[section].values()) == \
+        set(['KernelParams', 'DbParameter', 'MountOptions'])
+    reverted, trees = [], []
+    for name, stored in (('now', None), ('before', old)):
+        root = _host(tmp_path / name)
+        original = digest(root, skip=BASELINE_FOLDER)
+        for module in ('kernel_params', 'db_parameter', 'mount_options'):
+            assert run_module(_module(module), dict(fake_host.BASELINE[module], root=root))['changed'] is True
+        assert set(entry['kind'] for entry in kept(root)['files'].values()) == \
+            set(['kernel_params', 'db_parameter', 'mount_options'])
+        if stored is not None:
+            put(root, KEPT, stored)
+        done = revert(run_module, root)
+        assert not done.get('failed'), done
+        assert digest(root, skip=BASELINE_FOLDER) == original, name
+        reverted.append(json.loads(json.dumps(done).replace(root, 'ROOT')))
+        trees.append(root)
+    # the database's file waits for its restart (db_parameter's revert_waits), read from the class name too
+    found = records(reverted[1])
+    assert found[fake_host.PGCONF]['status'] == 'pending_restart' and reverted[1]['restart_required'] is True
+    assert 'the database server reads it at its next start' in found[fake_host.PGCONF]['detail']
+    assert found['/etc/fstab']['status'] == 'pending_reboot'
+    assert reverted[0] == reverted[1]
+    assert kept(trees[1])['state'] == 'reverted'

@@ -268,7 +268,7 @@ class LivePlusFile(object):
         return changes, targets
 
     def file_change(self, desired, persisted, done):
-        return FileChange(persisted['path'], persisted['text'], self.file_text(desired, persisted, done),
+        return FileChange(persisted.path, persisted.text, self.file_text(desired, persisted, done),
                           shown_path=self.file)
 
     def apply(self, desired, live, persisted, module):

@@ -19,6 +19,7 @@ __metaclass__ = type
 import os
 import re
 import time
+from collections import namedtuple
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import compare
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import limits
@@ -53,6 +54,10 @@ _UNSUPPORTED_WHY = {
     'service': 'systemd service drop-ins are managed on Linux only',
     'projects': '/etc/project exists on Solaris and illumos only',
 }
+
+
+# What read_persisted() finds of each part the call asks for (None for the others).
+Parts = namedtuple('Parts', 'limits service projects')
 
 
 class ServiceDone(object):
@@ -204,21 +209,22 @@ class ResourceLimits(Plan):
         return {'show': None, 'show_error': None, 'defaults': {}}
 
     def read_persisted(self, desired):
-        """{'limits': our limits file's text, 'service': our drop-in's text, 'projects': the
-        /etc/project plan}; everything that can still refuse the input is read here, before any write."""
-        return {'limits': self._session().read() if desired['limits'] else None,
-                'service': self._dropin().read() if desired['service'] else None,
-                'projects': project_limits.plan_projects(self.root, self.desired_projects, self.comparison) if desired['projects'] else None}
+        """Parts: our limits file's text, our drop-in's text, the /etc/project plan (None for a part not
+        asked); everything that can still refuse the input is read here, before any write."""
+        return Parts(limits=self._session().read() if desired['limits'] else None,
+                     service=self._dropin().read() if desired['service'] else None,
+                     projects=project_limits.plan_projects(self.root, self.desired_projects, self.comparison)
+                     if desired['projects'] else None)
 
     def apply(self, desired, live, persisted, module):
         """{part: what it planned and did}; files are written (and systemd reloaded) outside check mode only."""
         done = {'limits': None, 'service': None, 'projects': None, 'backup_files': []}
         if desired['limits']:
-            done['limits'] = self._apply_limits(persisted['limits'], module, done)
+            done['limits'] = self._apply_limits(persisted.limits, module, done)
         if desired['service']:
-            done['service'] = self._apply_service(persisted['service'], live, module, done)
+            done['service'] = self._apply_service(persisted.service, live, module, done)
         if desired['projects']:
-            local, before, changes, plans = persisted['projects']
+            local, before, changes, plans = persisted.projects
             after = project_db.render(before, changes) if changes else before
             change = FileChange(local, before, after, shown_path=project_db.ETC_PROJECT)
             self._apply_change(change, module, done)

@@ -22,6 +22,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import os
+from collections import namedtuple
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import confd
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.compare import same_value
@@ -84,6 +85,12 @@ def format_value(name, value):
 
 def normalize(value):
     return None if value is None else ' '.join(str(value).split())
+
+
+# What read_persisted() finds: our tmpfiles.d file (host path, text, its values), the next boot's command line,
+# and what the next boot gives each attribute (NONE where the platform has none).
+TmpfilesFile = namedtuple('TmpfilesFile', 'path text ours cmdline resolve')
+TmpfilesFile.NONE = TmpfilesFile(*[None] * 5)
 
 
 class SysfsAttributes(LivePlusFile, Plan):
@@ -212,13 +219,13 @@ class SysfsAttributes(LivePlusFile, Plan):
 
     def read_persisted(self, desired):
         if not self.supported:
-            return {}
+            return TmpfilesFile.NONE
         local = rooted(self.root, self.file)
         text = read_text(local)
         boot_line = cmdline.next_boot(self.root) if THP_ENABLED in desired else None
         self.tuned = tuned_host.active(self.root)
-        return {'path': local, 'text': text, 'ours': tmpfiles.write_values(text), 'cmdline': boot_line,
-                'resolve': self._resolver(text or '', boot_line)}
+        return TmpfilesFile(path=local, text=text, ours=tmpfiles.write_values(text), cmdline=boot_line,
+                            resolve=self._resolver(text or '', boot_line))
 
     # ---------------------------------------------------------------- applying
     def applies_here(self, desired):
@@ -244,16 +251,16 @@ class SysfsAttributes(LivePlusFile, Plan):
         """Our ``w`` line, unless the boot or our file already writes the value.  An attribute
         nobody can set here is still persisted: systemd-tmpfiles writes a ``w`` line only where
         the file exists, at a boot where it does."""
-        if same_value(persisted['resolve'](key)[0], want) or same_value(persisted['ours'].get(key), want):
+        if same_value(persisted.resolve(key)[0], want) or same_value(persisted.ours.get(key), want):
             return UNCHANGED
         return want
 
     def file_text(self, desired, persisted, done):
-        text = persisted['text']
+        text = persisted.text
         return tmpfiles.render(text, done.changes, header=HEADER) if done.changes else text
 
     def applied(self, desired, persisted, done):
-        done.resolve_after = self._resolver(done.change.after or '', persisted['cmdline'])
+        done.resolve_after = self._resolver(done.change.after or '', persisted.cmdline)
 
     # ---------------------------------------------------------------- reporting
     def render(self, result, desired, live, persisted, done):
@@ -273,7 +280,7 @@ class SysfsAttributes(LivePlusFile, Plan):
         target = self.file if self.persist else None
         live_after = done.after
         live_now = live.get(path) if self.check_mode else live_after.get(path)
-        persisted_now = (persisted['resolve'] if self.check_mode else done.resolve_after)(path)[0]
+        persisted_now = (persisted.resolve if self.check_mode else done.resolve_after)(path)[0]
         if path in done.refused:
             return Setting(path, target, want, live_now, persisted_now, FAILED,
                            self.refused_detail(want, done.refused[path]))
@@ -290,8 +297,8 @@ class SysfsAttributes(LivePlusFile, Plan):
                 return Setting(path, target, want, live_now, persisted_now, FAILED, '; '.join(details))
         else:
             details.append('live value not managed (apply=false)')
-        persisted_ok, shadowed = self._persisted_state(path, want, persisted['resolve'], done.resolve_after, details)
-        self._cmdline_conflict(path, persisted.get('cmdline'), done.resolve_after, details)
+        persisted_ok, shadowed = self._persisted_state(path, want, persisted.resolve, done.resolve_after, details)
+        self._cmdline_conflict(path, persisted.cmdline, done.resolve_after, details)
         status = decide_status(live_ok, persisted_ok, self.check_mode, shadowed=shadowed)
         if self.choices.get(path):
             details.append('choices: %s' % ' '.join(self.choices[path]))

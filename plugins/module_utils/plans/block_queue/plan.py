@@ -63,6 +63,12 @@ UNSUPPORTED_WHY = {
 UdevKey = namedtuple('UdevKey', 'tokens kind warning shared')
 
 
+# What read_persisted() finds: our udev rules file (host path, text) and what it gives each chosen disk
+# ({disk: {attribute: value}}; NONE off Linux).
+RulesFile = namedtuple('RulesFile', 'path text values')
+RulesFile.NONE = RulesFile(*[None] * 3)
+
+
 class Selection(object):
     """The desired state: the system, and on Linux the sysfs tree, the chosen disks
     ({disk: {'attributes', 'sources', 'notes', 'entries'}}, see select()) and their udev keys ({disk: UdevKey})."""
@@ -291,13 +297,13 @@ class BlockQueue(LivePlusFile, Plan):
 
     def read_persisted(self, desired):
         if desired.system != 'linux':
-            return {}
+            return RulesFile.NONE
         local_file = rooted(self.root, self.file)
         text = read_text(local_file)
         self.tuned = tuned_host.active(self.root)  # TuneD writes [disk] when it starts, after udev's rules
         lines = udev.parse(text)
         values = dict((disk, udev.values_for(lines, desired.keys[disk].tokens, COMMON_TOKENS)) for disk in desired.chosen)
-        return {'path': local_file, 'text': text, 'values': values}
+        return RulesFile(path=local_file, text=text, values=values)
 
     # ---------------------------------------------------------------- apply (LivePlusFile's flow)
     def applies_here(self, desired):
@@ -338,14 +344,14 @@ class BlockQueue(LivePlusFile, Plan):
     def file_text(self, desired, persisted, done):
         """The rules file's text with every value the kernel did not refuse."""
         refused, live_before = done.refused, done.before
-        before_text = persisted['text']
+        before_text = persisted.text
         lines = udev.parse(before_text)
         if self.persist:
             persist_values = {}
             for disk in sorted(desired.chosen):
                 # a bound keeps a larger (smaller) value the rule or the live device already has
                 wanted = dict((name, to_persist(value, [live_before.get((disk, name)),
-                                                        persisted['values'][disk].get(name)],
+                                                        persisted.values[disk].get(name)],
                                                 self.comparisons.get(name)))
                               for name, value in desired.chosen[disk]['attributes'].items()
                               if (disk, name) not in refused and self.unsupported.get((disk, name), (0, True))[1])
@@ -395,7 +401,7 @@ class BlockQueue(LivePlusFile, Plan):
                                                    COMMON_TOKENS)) for disk in desired.chosen)
         for disk in sorted(desired.chosen):
             for name in self._order(desired.chosen[disk]['attributes']):
-                result.add(self._record(disk, name, desired, done, persisted['values'][disk], after_values[disk]))
+                result.add(self._record(disk, name, desired, done, persisted.values[disk], after_values[disk]))
         result.extra['devices'] = [
             desired.tree.device(disk).as_dict(desired.chosen[disk]['entries'], desired.keys[disk].tokens,
                                               desired.keys[disk].kind) for disk in sorted(desired.chosen)]

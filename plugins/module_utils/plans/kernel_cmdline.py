@@ -92,6 +92,10 @@ def shown(found):
     return found[0] if found[1] is None else found[1]
 
 
+# What read_live() finds: the running kernel's command line (None where it cannot be read) and the
+# last occurrence of each desired name in it.
+Running = namedtuple('Running', 'line words')
+
 # What read_persisted() finds: the file the boot loader takes the line from (mode: KERNEL or GRUB; None when
 # neither), its text, how each name resolves at boot, ours, the regenerated configuration and what it lacks.
 BootFiles = namedtuple('BootFiles', 'mode file path text resolve ours generated stale')
@@ -177,9 +181,9 @@ class KernelCmdline(Plan):
     # ---------------------------------------------------------------- reading
     def read_live(self, desired):
         if not self.supported:
-            return {'line': None, 'words': {}}
+            return Running(None, {})
         line = cmdline.running(self.root)
-        return {'line': line, 'words': cmdline.last_words(line.params, desired) if line else {}}
+        return Running(line, cmdline.last_words(line.params, desired) if line else {})
 
     def read_persisted(self, desired):
         if not self.supported:
@@ -319,7 +323,7 @@ class KernelCmdline(Plan):
                    'no boot loader configuration under %s (%s, %s): the next boot\'s command line cannot be persisted '
                    'here' % (self.root, cmdline.KERNEL_CMDLINE, cmdline.GRUB_DEFAULT))
             for name in sorted(desired):
-                result.add(Setting(self.wanted[name][0], None, self._shown_desired(name), shown(live['words'].get(name)),
+                result.add(Setting(self.wanted[name][0], None, self._shown_desired(name), shown(live.words.get(name)),
                                    None, UNSUPPORTED, why))
             return
         done['change'].report(result)
@@ -358,10 +362,10 @@ class KernelCmdline(Plan):
         return note
 
     def _live_side(self, name, live, want, details):
-        if live['line'] is None:
+        if live.line is None:
             details.append('live value not read: no %s under %s' % (cmdline.PROC_CMDLINE, self.root))
             return None
-        return self._meets(live['words'].get(name), want)
+        return self._meets(live.words.get(name), want)
 
     def _present(self, name, want, live, persisted, done):
         spelled = self.wanted[name][0]
@@ -384,9 +388,9 @@ class KernelCmdline(Plan):
         status = decide_status(live_ok, persisted_ok, self.check_mode, live_needs=PENDING_REBOOT, shadowed=shadowed)
         if status == PENDING_REBOOT:
             details.append('the running kernel has %s until the next reboot' % (
-                _word(*live['words'][name]) if name in live['words'] else 'no %s' % spelled))
+                _word(*live.words[name]) if name in live.words else 'no %s' % spelled))
         persisted_now = before if self.check_mode else after
-        return Setting(spelled, persisted.file, shown((spelled, want)), shown(live['words'].get(name)),
+        return Setting(spelled, persisted.file, shown((spelled, want)), shown(live.words.get(name)),
                        shown(persisted_now), status, '; '.join(self._notes(persisted, done, changed, stale) + details))
 
     def _absent(self, name, live, persisted, done):
@@ -397,8 +401,8 @@ class KernelCmdline(Plan):
         live_ok = None
         if after is not None:
             details.append('still set at boot by %s (%r), which is not ours to remove' % (winner, _word(*after)))
-        elif live['line'] is not None:
-            live_ok = name not in live['words']
+        elif live.line is not None:
+            live_ok = name not in live.words
         if not removed:
             details.append('not in %s' % persisted.file)
         stale = name in persisted.stale
@@ -406,9 +410,9 @@ class KernelCmdline(Plan):
             details.append(self._stale_note(name, persisted, done))
         status = decide_status(live_ok, not removed and not stale, self.check_mode, live_needs=PENDING_REBOOT)
         if status == PENDING_REBOOT:
-            details.append('the running kernel has %s until the next reboot' % _word(*live['words'][name]))
+            details.append('the running kernel has %s until the next reboot' % _word(*live.words[name]))
         persisted_now = persisted.resolve.get(name, (None, None))[0] if self.check_mode else after
         notes = [did(self.check_mode, 'remove it from %s' % persisted.file)] if removed else []
         notes += [done['bootloader']] if removed or stale else []
-        return Setting(spelled, persisted.file, None, shown(live['words'].get(name)), shown(persisted_now), status,
+        return Setting(spelled, persisted.file, None, shown(live.words.get(name)), shown(persisted_now), status,
                        '; '.join(notes + details))

@@ -56,6 +56,8 @@ _UNSUPPORTED_WHY = {
 }
 
 
+UnitShown = namedtuple('UnitShown', 'show show_error defaults')
+
 # What read_persisted() finds of each part the call asks for (None for the others).
 Parts = namedtuple('Parts', 'limits service projects')
 
@@ -201,12 +203,12 @@ class ResourceLimits(Plan):
                 'projects': self.desired_projects if 'projects' in self.parts else []}
 
     def read_live(self, desired):
-        """{'show': systemctl show of the unit before, 'show_error'} (None when systemd is not read)."""
+        """UnitShown: systemctl show of the unit before, why it failed, the manager's defaults (None, None, {}
+        when systemd is not read)."""
         if desired['service'] and self.systemd_running:
             shown, error = self._dropin().show(self._show_properties())
-            return {'show': shown, 'show_error': error,
-                    'defaults': service_limits.manager_defaults(self.runner, sorted(desired['service']))}
-        return {'show': None, 'show_error': None, 'defaults': {}}
+            return UnitShown(shown, error, service_limits.manager_defaults(self.runner, sorted(desired['service'])))
+        return UnitShown(None, None, {})
 
     def read_persisted(self, desired):
         """Parts: our limits file's text, our drop-in's text, the /etc/project plan (None for a part not
@@ -316,7 +318,7 @@ class ResourceLimits(Plan):
 
     def _apply_service(self, before, live, module, done):
         dropin = self._dropin()
-        shown_before = live['show']
+        shown_before = live.show
         changes = {}
         # while ours does not exist, a drop-in of its name in /run or /usr/lib is read in its place;
         # ours masks it once written, so it starts from that text
@@ -335,7 +337,7 @@ class ResourceLimits(Plan):
                 DROPIN_HEADER, base_path, base) if base_path else base
             after = systemd.render(carried, {'Service': changes}, header=DROPIN_HEADER)
         change = dropin.change(before, after)
-        service = ServiceDone(dropin, change, changes, shown_before, live['show_error'])
+        service = ServiceDone(dropin, change, changes, shown_before, live.show_error)
         if not self.check_mode:
             reload = self.systemd_running and shown_before is not None and (
                 change.needed or shown_before.get('NeedDaemonReload') == 'yes')
@@ -368,7 +370,7 @@ class ResourceLimits(Plan):
         """service_limits.Source of ``name`` for the unit's files ``unit_texts``."""
         if self.manager is None:
             self.manager = service_limits.manager_texts(self.root)
-        return service_limits.resolve(unit_texts, self.manager, name, (live.get('defaults') or {}).get(name))
+        return service_limits.resolve(unit_texts, self.manager, name, (live.defaults or {}).get(name))
 
     def _loaded_note(self, name, shown, source):
         """The cross-check: what systemd has loaded (systemctl show) against what the files give."""
@@ -385,7 +387,7 @@ class ResourceLimits(Plan):
         with our drop-in before and after this run, ``done`` the ServiceDone."""
         text, want = self.desired_service[name]
         record_name = '%s %s' % (self.unit, name)
-        shown_path, written, shown_before = done.dropin.path, done.changes.get(name), live['show']
+        shown_path, written, shown_before = done.dropin.path, done.changes.get(name), live.show
         running, show_error = done.running, done.show_error
         now = before if self.check_mode else after
         persisted_now = now.pair

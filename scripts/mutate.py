@@ -59,8 +59,10 @@ TARGETS = (
     (MODULE_UTILS + 'engine/*.py', None),
     (MODULE_UTILS + 'formats/*.py', None),
     (MODULE_UTILS + 'sizing/*.py', None),
-    # state/: the one-owner merge rule, and the records' owner and kind in the combined result
+    # state/: the one-owner merge rule, the kinds' hooks, and the records' owner and kind in the combined result
     (MODULE_UTILS + 'state/desired.py', None),
+    # the kinds' hooks: which desired-state record a plan's record stands for, the merged keys a call takes
+    (MODULE_UTILS + 'state/hooks.py', None),
     (MODULE_UTILS + 'state/host_state.py', ('HostState.combine', 'HostState._add_part', 'HostState._restarts',
                                             'HostState.output', 'HostState.failed_records',
                                             'HostState.extra_problems')),

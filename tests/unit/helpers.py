@@ -26,6 +26,17 @@ import tempfile
 import pytest
 
 
+def per_kind(table, writing=False, kinds=None):
+    """A per-kind test table's cases in the registry's order: ``[(kind, table[kind])]`` for every kind of
+    ``kinds`` (state/registry.py KINDS) that the table has, with ``writing`` only those that write
+    something (not ``hooks.read_only``).  A kind the table lacks is named by
+    tests/unit/plugins/modules/test_modules_per_kind_tables.py."""
+    from ansible_collections.dbhost.tuning.plugins.module_utils.state import registry
+    kinds = registry.KINDS if kinds is None else kinds
+    return [(name, table[name]) for name, kind in kinds.items()
+            if name in table and not (writing and kind.hooks.read_only)]
+
+
 def write(path, text):
     """Write ``text`` to the file ``path`` of this machine, making its folders."""
     if not os.path.isdir(os.path.dirname(path)):

@@ -27,7 +27,9 @@ file, before anything is touched) and makes the capture engine/journal.py's watc
 writer tells the journal before it changes anything (files.write_atomic and remove_file,
 sysfs.write_text, the few plans that run a command), and the capture saves the new entry
 before the change is made.  plans/base.py Plan.run() says which kind is running
-(working_on()), so that each entry names its kind.
+(working_on()), so that each entry names its kind by its registry name (``db_parameter``); an
+entry kept by an earlier version names the plan's class (``DbParameter``), which a revert reads
+as that kind (state/hooks.py ``former``).
 
 ``state`` is ``applied`` until a revert succeeds, then ``reverted``; the entries stay, so a
 second revert finds the host as they say and changes nothing.  The first change after a

@@ -43,6 +43,9 @@ class Plan(object):
 
     # whether the run writes (engine/gate.py); a plan keeps its Context's
     gate = Gate()
+    # the kind's name in the registry (state/registry.py), which the baseline's entries name; None for a plan
+    # made otherwise (HostState, Revert)
+    kind = None
 
     @property
     def check_mode(self):
@@ -54,11 +57,16 @@ class Plan(object):
         # a plan made without a Context (Revert, from host_state) sets its check mode: its gate
         self.gate = Gate(value)
 
+    def named(self, kind):
+        """This plan, as the plan of ``kind`` (its registry name)."""
+        self.kind = kind
+        return self
+
     def run(self, module=None):
         """Check or apply this plan: the hooks in their fixed order (see the module docstring)."""
         self.validate()
         # what the baseline keeps from here on (engine/baseline.py) names this kind
-        baseline.working_on(type(self).__name__)
+        baseline.working_on(self.kind)
         desired = self.desired()
         live = self.read_live(desired)
         persisted = self.read_persisted(desired)
@@ -272,7 +280,7 @@ class LivePlusFile(object):
         return changes, targets
 
     def file_change(self, desired, persisted, done):
-        return FileChange(persisted['path'], persisted['text'], self.file_text(desired, persisted, done),
+        return FileChange(persisted.path, persisted.text, self.file_text(desired, persisted, done),
                           shown_path=self.file)
 
     def apply(self, desired, live, persisted, module):

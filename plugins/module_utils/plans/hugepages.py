@@ -28,6 +28,7 @@ __metaclass__ = type
 
 import os
 import re
+from collections import namedtuple
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import confd
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import compare
@@ -52,6 +53,12 @@ SYSCTL_HEADER = '# Managed by dbhost.tuning.hugepages: the default-size huge pag
 TMPFILES_HEADER = ('# Managed by dbhost.tuning.hugepages: huge page pools of other sizes and per NUMA node,\n'
                    '# written by systemd-tmpfiles at boot.')
 ON_SHORT = ('fail', 'warn')
+
+
+# What read_persisted() finds: our two files ((shown, host path) of the sysctl and the tmpfiles file), their
+# texts, the next boot's command line, and what the next boot gives each pool (NONE off Linux).
+PoolFiles = namedtuple('PoolFiles', 'files texts cmdline resolve')
+PoolFiles.NONE = PoolFiles(*[None] * 4)
 
 
 class HugePages(Plan):
@@ -225,21 +232,21 @@ class HugePages(Plan):
     def read_persisted(self, desired):
         """Our two files' paths and texts, and what wins at boot now."""
         if not self.supported:
-            return {}
+            return PoolFiles.NONE
         files = [(shown, rooted(self.root, shown)) for shown in (self.sysctl_file, self.tmpfiles_file)]
         texts = [read_text(local) for shown, local in files]
         boot_line = cmdline.next_boot(self.root)
-        return {'files': files, 'texts': texts, 'cmdline': boot_line,
-                'resolve': self._resolver(texts[0], texts[1], boot_line)}
+        return PoolFiles(files=files, texts=texts, cmdline=boot_line,
+                         resolve=self._resolver(texts[0], texts[1], boot_line))
 
     # ---------------------------------------------------------------- applying
     def _file_changes(self, desired, live, persisted):
         """({key: count} for our sysctl file, {path: count} for our tmpfiles file)."""
-        ours_sysctl = sysctl.values_of(persisted['texts'][0])
-        ours_tmpfiles = tmpfiles.write_values(persisted['texts'][1])
+        ours_sysctl = sysctl.values_of(persisted.texts[0])
+        ours_tmpfiles = tmpfiles.write_values(persisted.texts[1])
         sysctl_changes, tmpfiles_changes = {}, {}
         for pool in desired:
-            if not self.persist or pool.unsupported or self._meets(persisted['resolve'](pool)[0], pool):
+            if not self.persist or pool.unsupported or self._meets(persisted.resolve(pool)[0], pool):
                 continue
             count = str(self._count_to_write(pool, live[pool.name]))
             if pool.by_sysctl:
@@ -305,13 +312,13 @@ class HugePages(Plan):
         if not self.supported:
             return None
         sysctl_changes, tmpfiles_changes = self._file_changes(desired, live, persisted)
-        sysctl_before, tmpfiles_before = persisted['texts']
+        sysctl_before, tmpfiles_before = persisted.texts
         afters = [sysctl.render(self._sysctl_base(sysctl_before), sysctl_changes, header=SYSCTL_HEADER)
                   if sysctl_changes else sysctl_before,
                   tmpfiles.render(tmpfiles_before, tmpfiles_changes, header=TMPFILES_HEADER)
                   if tmpfiles_changes else tmpfiles_before]
         changes = [FileChange(local, before, after, shown_path=shown)
-                   for (shown, local), before, after in zip(persisted['files'], persisted['texts'], afters)]
+                   for (shown, local), before, after in zip(persisted.files, persisted.texts, afters)]
         for change in changes:
             # A file that cannot be written fails the run before a pool changes.
             self.gate.check(change)
@@ -324,7 +331,7 @@ class HugePages(Plan):
             file_changes.append(change)
         return {'live_after': live_after, 'outcome': outcome, 'file_changes': file_changes,
                 'sysctl_changes': sysctl_changes, 'tmpfiles_changes': tmpfiles_changes,
-                'resolve_after': self._resolver(afters[0], afters[1], persisted['cmdline'])}
+                'resolve_after': self._resolver(afters[0], afters[1], persisted.cmdline)}
 
     # ---------------------------------------------------------------- reporting
     def render(self, result, desired, live, persisted, done):
@@ -349,7 +356,7 @@ class HugePages(Plan):
         target = self._target(pool)
         live_after = done['live_after'][pool.name]
         live_now = live_after   # what the gate kept back leaves it as it was
-        persisted_now = self.gate.now(persisted['resolve'], done['resolve_after'])(pool)[0]
+        persisted_now = self.gate.now(persisted.resolve, done['resolve_after'])(pool)[0]
         if pool.unsupported:
             # Not on this host: nothing allocated, and no line that would name a pool it lacks.
             return Setting(pool.name, target, pool.count, live_now, persisted_now, UNSUPPORTED,
@@ -366,10 +373,10 @@ class HugePages(Plan):
                 pool.count, live_after, ' (after compacting memory)' if compacted else ''))
         else:
             live_ok = self._live_state(pool, live, details)
-            persisted_ok, shadowed = self._persisted_state(pool, persisted['resolve'], done['resolve_after'], details)
+            persisted_ok, shadowed = self._persisted_state(pool, persisted.resolve, done['resolve_after'], details)
             after_value, after_file = done['resolve_after'](pool)
             if self.persist and after_file and not after_file.startswith('the kernel command line'):
-                self._cmdline_notes(persisted['cmdline'], pool, after_value, details)
+                self._cmdline_notes(persisted.cmdline, pool, after_value, details)
             status = self.gate.status(live_ok, persisted_ok, shadowed=shadowed)
             return Setting(pool.name, target, pool.count, live_now, persisted_now, status,
                            '; '.join(d for d in details if d), comparison=self.comparison)

@@ -26,6 +26,7 @@ __metaclass__ = type
 
 import os
 import re
+from collections import namedtuple
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate
@@ -89,6 +90,16 @@ def shown(found):
     if found is None:
         return None
     return found[0] if found[1] is None else found[1]
+
+
+# What read_live() finds: the running kernel's command line (None where it cannot be read) and the
+# last occurrence of each desired name in it.
+Running = namedtuple('Running', 'line words')
+
+# What read_persisted() finds: the file the boot loader takes the line from (mode: KERNEL or GRUB; None when
+# neither), its text, how each name resolves at boot, ours, the regenerated configuration and what it lacks.
+BootFiles = namedtuple('BootFiles', 'mode file path text resolve ours generated stale')
+BootFiles.NONE = BootFiles(*[None] * 8)
 
 
 class KernelCmdline(Plan):
@@ -168,28 +179,28 @@ class KernelCmdline(Plan):
     # ---------------------------------------------------------------- reading
     def read_live(self, desired):
         if not self.supported:
-            return {'line': None, 'words': {}}
+            return Running(None, {})
         line = cmdline.running(self.root)
-        return {'line': line, 'words': cmdline.last_words(line.params, desired) if line else {}}
+        return Running(line, cmdline.last_words(line.params, desired) if line else {})
 
     def read_persisted(self, desired):
         if not self.supported:
-            return {'mode': None}
+            return BootFiles.NONE
         if cmdline.read_under(self.root, cmdline.KERNEL_CMDLINE) is not None:
             mode, path = KERNEL, cmdline.KERNEL_CMDLINE
         elif cmdline.read_under(self.root, cmdline.GRUB_DEFAULT) is not None:
             mode, path = GRUB, DROPIN
         else:
-            return {'mode': None}
+            return BootFiles.NONE
         try:
             local = rooted(self.root, path)
         except PathError as exc:
             raise InputError('%s: %s' % (path, exc))
         text = read_text(local)
         resolve, generated = self._resolve(mode, text, desired), self._generated(mode)
-        return {'mode': mode, 'file': path, 'path': local, 'text': text, 'resolve': resolve,
-                'ours': self._ours(mode, text, desired), 'generated': generated,
-                'stale': self._stale(resolve, generated)}
+        return BootFiles(mode=mode, file=path, path=local, text=text, resolve=resolve,
+                         ours=self._ours(mode, text, desired), generated=generated,
+                         stale=self._stale(resolve, generated))
 
     def _generated(self, mode):
         """The first entry's line of the GRUB configuration this run would regenerate (grub.cfg), or None:
@@ -229,19 +240,19 @@ class KernelCmdline(Plan):
     # ---------------------------------------------------------------- applying
     def _after(self, persisted, desired):
         """Our file's text after this run (the same text when nothing is to change)."""
-        text, ours = persisted['text'], persisted['ours']
+        text, ours = persisted.text, persisted.ours
         if self.state == 'absent':
             drop = set(name for name in desired if name in ours)
             add = []
         else:
-            resolve = persisted['resolve']
+            resolve = persisted.resolve
             drop = set(name for name, value in desired.items()
                        if not self._meets(resolve.get(name, (None, None))[0], value) and
                        not self._meets(ours.get(name), value))
             add = [_word(self.wanted[name][0], desired[name]) for name in sorted(drop)]
         if not drop:
             return text
-        if persisted['mode'] == KERNEL:
+        if persisted.mode == KERNEL:
             return cmdline.edit_words(text, drop, add)
         kept = [word for word in cmdline.dropin_words(text) if cmdline.name_of(word) not in drop]
         return cmdline.render_dropin(text, kept + add, HEADER)
@@ -251,15 +262,15 @@ class KernelCmdline(Plan):
         return found is not None and found[1] == value
 
     def apply(self, desired, live, persisted, module):
-        if persisted.get('mode') is None:
+        if persisted.mode is None:
             return None
         after = self._after(persisted, desired)
-        change = FileChange(persisted['path'], persisted['text'], after, shown_path=persisted['file'])
+        change = FileChange(persisted.path, persisted.text, after, shown_path=persisted.file)
         self.backup_file = self.gate.commit(change, module, self.backup)
-        resolve_after = self._resolve(persisted['mode'], after, desired)
-        done = {'change': change, 'resolve_after': resolve_after, 'ours_after': self._ours(persisted['mode'], after, desired),
+        resolve_after = self._resolve(persisted.mode, after, desired)
+        done = {'change': change, 'resolve_after': resolve_after, 'ours_after': self._ours(persisted.mode, after, desired),
                 'bootloader': None, 'warning': None, 'regenerated': False, 'stale_after': {}}
-        stale = self._stale(resolve_after, persisted['generated'])
+        stale = self._stale(resolve_after, persisted.generated)
         if change.needed or stale:
             done['bootloader'], done['warning'], done['regenerated'] = self._regenerate(persisted, change.needed)
         if stale:
@@ -268,10 +279,10 @@ class KernelCmdline(Plan):
 
     def _read_back(self, persisted, resolve_after, done):
         """What the boot loader's configuration holds once regenerated: a warning for what still differs."""
-        done['stale_after'] = self._stale(resolve_after, self._generated(persisted['mode']))
+        done['stale_after'] = self._stale(resolve_after, self._generated(persisted.mode))
         if done['stale_after'] and done['regenerated']:
             done['warning'] = '%s, but %s still differs from %s for %s: the next boot does not take them' % (
-                done['bootloader'], persisted['generated'].source, persisted['file'],
+                done['bootloader'], persisted.generated.source, persisted.file,
                 ', '.join(sorted(done['stale_after'])))
 
     def _regenerate(self, persisted, wrote):
@@ -282,7 +293,7 @@ class KernelCmdline(Plan):
         if self.command_root is None:
             return ('root is %s: the boot loader\'s configuration is not regenerated here (run update-grub, or '
                     'what the system booting from it uses, there)' % self.root), None, False
-        if persisted['mode'] == KERNEL:
+        if persisted.mode == KERNEL:
             why = ('%s is read when a kernel is installed: the boot loader was not regenerated; run kernel-install add '
                    '<version> <kernel image> (or the tool this host boots with) before the next reboot' % cmdline.KERNEL_CMDLINE)
             return why, self.gate.now(None, why), False
@@ -300,7 +311,7 @@ class KernelCmdline(Plan):
         if rc != 0:
             raise HostError('%s failed (%s): the boot loader\'s configuration was not regenerated, so the next boot '
                             'does not take %s yet%s; fix the cause and run %s' % (
-                                shown_argv, (err or out or '').strip() or 'exit status %d' % rc, persisted['file'],
+                                shown_argv, (err or out or '').strip() or 'exit status %d' % rc, persisted.file,
                                 ', which this run already wrote' if wrote else '', shown_argv))
         return 'ran %s' % shown_argv, None, True
 
@@ -314,7 +325,7 @@ class KernelCmdline(Plan):
                    'no boot loader configuration under %s (%s, %s): the next boot\'s command line cannot be persisted '
                    'here' % (self.root, cmdline.KERNEL_CMDLINE, cmdline.GRUB_DEFAULT))
             for name in sorted(desired):
-                result.add(Setting(self.wanted[name][0], None, self._shown_desired(name), shown(live['words'].get(name)),
+                result.add(Setting(self.wanted[name][0], None, self._shown_desired(name), shown(live.words.get(name)),
                                    None, UNSUPPORTED, why))
             return
         done['change'].report(result)
@@ -336,7 +347,7 @@ class KernelCmdline(Plan):
     def _notes(self, persisted, done, changed, stale):
         notes = []
         if changed:
-            notes.append(self.gate.did('write %s' % persisted['file']))
+            notes.append(self.gate.did('write %s' % persisted.file))
         if changed or stale:
             notes.append(done['bootloader'])
         return notes
@@ -344,66 +355,66 @@ class KernelCmdline(Plan):
     @staticmethod
     def _stale_note(name, persisted, done):
         """What the generated configuration holds for NAME where the files give another value."""
-        found = persisted['stale'][name]
+        found = persisted.stale[name]
         holds = 'has %r' % _word(*found) if found else 'has no %s' % name
         note = '%s %s: the boot loader\'s configuration was not regenerated after %s changed' % (
-            persisted['generated'].source, holds, persisted['file'])
+            persisted.generated.source, holds, persisted.file)
         if name in done['stale_after']:
             note += ' (it still differs after this run regenerated it)'
         return note
 
     def _live_side(self, name, live, want, details):
-        if live['line'] is None:
+        if live.line is None:
             details.append('live value not read: no %s under %s' % (cmdline.PROC_CMDLINE, self.root))
             return None
-        return self._meets(live['words'].get(name), want)
+        return self._meets(live.words.get(name), want)
 
     def _present(self, name, want, live, persisted, done):
         spelled = self.wanted[name][0]
         details = []
         live_ok = self._live_side(name, live, want, details)
-        before, dummy = persisted['resolve'].get(name, (None, None))
+        before, dummy = persisted.resolve.get(name, (None, None))
         after, winner = done['resolve_after'].get(name, (None, None))
-        stale = name in persisted['stale']
+        stale = name in persisted.stale
         persisted_ok = self._meets(before, want) and not stale
-        changed = self._meets(done['ours_after'].get(name), want) and not self._meets(persisted['ours'].get(name), want)
+        changed = self._meets(done['ours_after'].get(name), want) and not self._meets(persisted.ours.get(name), want)
         if stale:
             details.append(self._stale_note(name, persisted, done))
-        shadowed = not self._meets(after, want) and winner is not None and winner != persisted['file']
+        shadowed = not self._meets(after, want) and winner is not None and winner != persisted.file
         if shadowed:
             details.append('%s %s and wins at boot over %s' % (
-                winner, 'sets %r' % _word(*after) if after else 'sets the line without it', persisted['file']))
+                winner, 'sets %r' % _word(*after) if after else 'sets the line without it', persisted.file))
             self.shadowed.append((spelled, winner))
-        elif persisted_ok and winner not in (None, persisted['file']):
+        elif persisted_ok and winner not in (None, persisted.file):
             details.append('persisted by %s' % winner)
         status = self.gate.status(live_ok, persisted_ok, live_needs=PENDING_REBOOT, shadowed=shadowed)
         if status == PENDING_REBOOT:
             details.append('the running kernel has %s until the next reboot' % (
-                _word(*live['words'][name]) if name in live['words'] else 'no %s' % spelled))
+                _word(*live.words[name]) if name in live.words else 'no %s' % spelled))
         persisted_now = self.gate.now(before, after)
-        return Setting(spelled, persisted['file'], shown((spelled, want)), shown(live['words'].get(name)),
+        return Setting(spelled, persisted.file, shown((spelled, want)), shown(live.words.get(name)),
                        shown(persisted_now), status, '; '.join(self._notes(persisted, done, changed, stale) + details))
 
     def _absent(self, name, live, persisted, done):
         spelled = self.wanted[name][0]
         details = []
-        removed = name in persisted['ours']
+        removed = name in persisted.ours
         after, winner = done['resolve_after'].get(name, (None, None))
         live_ok = None
         if after is not None:
             details.append('still set at boot by %s (%r), which is not ours to remove' % (winner, _word(*after)))
-        elif live['line'] is not None:
-            live_ok = name not in live['words']
+        elif live.line is not None:
+            live_ok = name not in live.words
         if not removed:
-            details.append('not in %s' % persisted['file'])
-        stale = name in persisted['stale']
+            details.append('not in %s' % persisted.file)
+        stale = name in persisted.stale
         if stale:
             details.append(self._stale_note(name, persisted, done))
         status = self.gate.status(live_ok, not removed and not stale, live_needs=PENDING_REBOOT)
         if status == PENDING_REBOOT:
-            details.append('the running kernel has %s until the next reboot' % _word(*live['words'][name]))
-        persisted_now = self.gate.now(persisted['resolve'].get(name, (None, None))[0], after)
-        notes = [self.gate.did('remove it from %s' % persisted['file'])] if removed else []
+            details.append('the running kernel has %s until the next reboot' % _word(*live.words[name]))
+        persisted_now = self.gate.now(persisted.resolve.get(name, (None, None))[0], after)
+        notes = [self.gate.did('remove it from %s' % persisted.file)] if removed else []
         notes += [done['bootloader']] if removed or stale else []
-        return Setting(spelled, persisted['file'], None, shown(live['words'].get(name)), shown(persisted_now), status,
+        return Setting(spelled, persisted.file, None, shown(live.words.get(name)), shown(persisted_now), status,
                        '; '.join(notes + details))

@@ -12,6 +12,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from collections import namedtuple
+
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import compare
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate
@@ -109,6 +111,12 @@ def _format_value(value):
     if isinstance(value, str):
         return value
     raise InputError('value %r is neither a number, a string nor a list' % (value,))
+
+
+# What read_persisted() finds: our file (host path, text), the text it starts from (base: a same-named file
+# of a later folder while ours is missing), our keys, and how the next boot resolves a key with and without ours.
+SysctlFile = namedtuple('SysctlFile', 'path text base base_path ours resolve others')
+SysctlFile.NONE = SysctlFile(*[None] * 7)
 
 
 class KernelParams(LivePlusFile, Plan):
@@ -282,10 +290,10 @@ class KernelParams(LivePlusFile, Plan):
         base_path, base = (None, text) if text is not None else self.backend.same_name(self.file)
         managed = dict((key, None) for key in desired)
         without_ours = self.backend.render(base, managed) if base is not None and managed else base
-        return {'path': local_file, 'text': text, 'base': base, 'base_path': base_path,
-                'ours': self.backend.values_of(base),
-                'resolve': self.backend.persisted_resolver(self.file, text),
-                'others': self.backend.persisted_resolver(self.file, '' if without_ours is None else without_ours)}
+        return SysctlFile(path=local_file, text=text, base=base, base_path=base_path,
+                          ours=self.backend.values_of(base),
+                          resolve=self.backend.persisted_resolver(self.file, text),
+                          others=self.backend.persisted_resolver(self.file, '' if without_ours is None else without_ours))
 
     # ---------------------------------------------------------------- applying
     @property
@@ -315,14 +323,14 @@ class KernelParams(LivePlusFile, Plan):
 
     def file_text(self, desired, persisted, done):
         if not done.changes:
-            return persisted['text']
-        if persisted['base_path']:
+            return persisted.text
+        if persisted.base_path:
             # ours masks the file of its name: its other lines are carried over, so that nothing it
             # gave at boot is lost
             carried = '%s\n# Lines carried over from %s, which this file masks (same name).\n%s' % (
-                self.header, persisted['base_path'], persisted['base'])
+                self.header, persisted.base_path, persisted.base)
             return self.backend.render(carried, done.changes, self.header)
-        return self.backend.render(persisted['base'], done.changes, self.header)
+        return self.backend.render(persisted.base, done.changes, self.header)
 
     def applied(self, desired, persisted, done):
         done.resolve_after = self.backend.persisted_resolver(self.file, done.change.after)
@@ -336,7 +344,7 @@ class KernelParams(LivePlusFile, Plan):
         systemd-sysctl passes over a key it cannot set there without failing.
         """
         if want is None:
-            return None if key in persisted['ours'] else UNCHANGED
+            return None if key in persisted.ours else UNCHANGED
         return self._persist_value(key, want, live, persisted)
 
     def _persist_value(self, key, want, live, persisted):
@@ -348,9 +356,9 @@ class KernelParams(LivePlusFile, Plan):
         beyond ours is never lowered at boot.  Our line that already lowers such a field is
         rewritten, or removed when the boot value without it meets the desired one.
         """
-        boot_value, boot_file = persisted['resolve'](key)
-        ours = persisted['ours'].get(key)
-        others_value, others_file = persisted['others'](key)
+        boot_value, boot_file = persisted.resolve(key)
+        ours = persisted.ours.get(key)
+        others_value, others_file = persisted.others(key)
         if not self.compare.satisfies(key, boot_value, want) and not self.compare.satisfies(key, ours, want):
             return self.compare.combine(key, want, [live.get(key), boot_value, others_value])
         if boot_file != self.file or ours is None or self.compare.comparison(key, want) == compare.EXACT:
@@ -378,10 +386,10 @@ class KernelParams(LivePlusFile, Plan):
 
     def _record(self, key, want, live, persisted, done):
         live_now = self.gate.now(live.get(key), done.after.get(key))
-        resolve_before, resolve_after = persisted['resolve'], done.resolve_after
+        resolve_before, resolve_after = persisted.resolve, done.resolve_after
         winner_value, winner_file = self.gate.now(resolve_before, resolve_after)(key)
         if want is None:
-            removed = key in persisted['ours']
+            removed = key in persisted.ours
             detail = self.gate.did('remove it from %s' % self.file) + '; the live value is left as it is' \
                 if removed else 'not in %s' % self.file
             status = self.gate.status(None, not removed)
@@ -413,9 +421,9 @@ class KernelParams(LivePlusFile, Plan):
         if key in done.changes and not details and key not in self.notes:
             details.append(self.gate.did('write %s' % self.file))
         details.extend(self._field_details(key, want, live, live_ok, resolve_before, persisted_ok))
-        if persisted['base_path'] and key in done.changes:
+        if persisted.base_path and key in done.changes:
             details.append('%s masks %s (same name) once it exists, so that file\'s other lines are carried over'
-                           % (self.file, persisted['base_path']))
+                           % (self.file, persisted.base_path))
         details.extend(self._module_note(key))
         return Setting(key, self.file, want, live_now, winner_value, status, '; '.join(details), comparison=how)
 

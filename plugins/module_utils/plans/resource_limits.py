@@ -19,6 +19,7 @@ __metaclass__ = type
 import os
 import re
 import time
+from collections import namedtuple
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import compare
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import limits
@@ -53,6 +54,12 @@ _UNSUPPORTED_WHY = {
     'service': 'systemd service drop-ins are managed on Linux only',
     'projects': '/etc/project exists on Solaris and illumos only',
 }
+
+
+UnitShown = namedtuple('UnitShown', 'show show_error defaults')
+
+# What read_persisted() finds of each part the call asks for (None for the others).
+Parts = namedtuple('Parts', 'limits service projects')
 
 
 class ServiceDone(object):
@@ -195,29 +202,30 @@ class ResourceLimits(Plan):
                 'projects': self.desired_projects if 'projects' in self.parts else []}
 
     def read_live(self, desired):
-        """{'show': systemctl show of the unit before, 'show_error'} (None when systemd is not read)."""
+        """UnitShown: systemctl show of the unit before, why it failed, the manager's defaults (None, None, {}
+        when systemd is not read)."""
         if desired['service'] and self.systemd_running:
             shown, error = self._dropin().show(self._show_properties())
-            return {'show': shown, 'show_error': error,
-                    'defaults': service_limits.manager_defaults(self.runner, sorted(desired['service']))}
-        return {'show': None, 'show_error': None, 'defaults': {}}
+            return UnitShown(shown, error, service_limits.manager_defaults(self.runner, sorted(desired['service'])))
+        return UnitShown(None, None, {})
 
     def read_persisted(self, desired):
-        """{'limits': our limits file's text, 'service': our drop-in's text, 'projects': the
-        /etc/project plan}; everything that can still refuse the input is read here, before any write."""
-        return {'limits': self._session().read() if desired['limits'] else None,
-                'service': self._dropin().read() if desired['service'] else None,
-                'projects': project_limits.plan_projects(self.root, self.desired_projects, self.comparison) if desired['projects'] else None}
+        """Parts: our limits file's text, our drop-in's text, the /etc/project plan (None for a part not
+        asked); everything that can still refuse the input is read here, before any write."""
+        return Parts(limits=self._session().read() if desired['limits'] else None,
+                     service=self._dropin().read() if desired['service'] else None,
+                     projects=project_limits.plan_projects(self.root, self.desired_projects, self.comparison)
+                     if desired['projects'] else None)
 
     def apply(self, desired, live, persisted, module):
         """{part: what it planned and did}; files are written (and systemd reloaded) outside check mode only."""
         done = {'limits': None, 'service': None, 'projects': None, 'backup_files': []}
         if desired['limits']:
-            done['limits'] = self._apply_limits(persisted['limits'], module, done)
+            done['limits'] = self._apply_limits(persisted.limits, module, done)
         if desired['service']:
-            done['service'] = self._apply_service(persisted['service'], live, module, done)
+            done['service'] = self._apply_service(persisted.service, live, module, done)
         if desired['projects']:
-            local, before, changes, plans = persisted['projects']
+            local, before, changes, plans = persisted.projects
             after = project_db.render(before, changes) if changes else before
             change = FileChange(local, before, after, shown_path=project_db.ETC_PROJECT)
             self._apply_change(change, module, done)
@@ -309,7 +317,7 @@ class ResourceLimits(Plan):
 
     def _apply_service(self, before, live, module, done):
         dropin = self._dropin()
-        shown_before = live['show']
+        shown_before = live.show
         changes = {}
         # while ours does not exist, a drop-in of its name in /run or /usr/lib is read in its place;
         # ours masks it once written, so it starts from that text
@@ -328,7 +336,7 @@ class ResourceLimits(Plan):
                 DROPIN_HEADER, base_path, base) if base_path else base
             after = systemd.render(carried, {'Service': changes}, header=DROPIN_HEADER)
         change = dropin.change(before, after)
-        service = ServiceDone(dropin, change, changes, shown_before, live['show_error'])
+        service = ServiceDone(dropin, change, changes, shown_before, live.show_error)
         self.gate.write(self._write_dropin, service, module, done)
         service.running = self._running_limits(service.show)
         return service
@@ -365,7 +373,7 @@ class ResourceLimits(Plan):
         """service_limits.Source of ``name`` for the unit's files ``unit_texts``."""
         if self.manager is None:
             self.manager = service_limits.manager_texts(self.root)
-        return service_limits.resolve(unit_texts, self.manager, name, (live.get('defaults') or {}).get(name))
+        return service_limits.resolve(unit_texts, self.manager, name, (live.defaults or {}).get(name))
 
     def _loaded_note(self, name, shown, source):
         """The cross-check: what systemd has loaded (systemctl show) against what the files give."""
@@ -382,7 +390,7 @@ class ResourceLimits(Plan):
         with our drop-in before and after this run, ``done`` the ServiceDone."""
         text, want = self.desired_service[name]
         record_name = '%s %s' % (self.unit, name)
-        shown_path, written, shown_before = done.dropin.path, done.changes.get(name), live['show']
+        shown_path, written, shown_before = done.dropin.path, done.changes.get(name), live.show
         running, show_error = done.running, done.show_error
         now = self.gate.now(before, after)
         persisted_now = now.pair

@@ -66,9 +66,10 @@ def _service(key):
     return folder[:-2] if folder.endswith('.d') else folder
 
 
-def consequence(key, kind):
+def consequence(key, waits=None):
     """(reload or None, what waits, why) for a file put back: what its apply would run and what a
-    change of it waits for."""
+    change of it waits for; ``waits``: what the kind that wrote it says a revert cannot undo itself,
+    (status, why) or None (state/hooks.py revert_waits), when its path says nothing."""
     if key.startswith(('/etc/udev/rules.d/', '/run/udev/rules.d/')):
         return UDEV, None, 'the udev rules are reloaded; the devices got their values back directly'
     if key.startswith(('/etc/systemd/', '/run/systemd/')):
@@ -87,8 +88,8 @@ def consequence(key, kind):
                                       'the running kernel keeps its own until the reboot')
     if key == '/etc/system':
         return None, PENDING_REBOOT, 'read at the next boot'
-    if kind == 'DbParameter':
-        return None, PENDING_RESTART, 'the database server reads it at its next start (or reload, for some parameters)'
+    if waits:
+        return (None,) + tuple(waits)
     return None, None, ''
 
 
@@ -208,8 +209,10 @@ class Revert(Plan):
 
     captures_baseline = False
 
-    def __init__(self, roots, check_mode=False, runner=None, bin_path=None):
+    def __init__(self, roots, check_mode=False, runner=None, bin_path=None, waits=None):
         self.roots = []
+        # waits(kind): what a revert cannot undo itself in a file the kind (as the baseline names it) wrote
+        self.waits = waits or (lambda kind: None)
         for root in roots or ['/']:
             root = baseline.root_of(root)
             if root not in self.roots:
@@ -274,7 +277,7 @@ class Revert(Plan):
             done['folders'][(root, key)] = folders
             if not (change.needed or folders):
                 continue
-            reload_kind = consequence(key, entry.get('kind'))[0]
+            reload_kind = consequence(key, self.waits(entry.get('kind')))[0]
             if reload_kind:
                 wanted.add(reload_kind)
             if self.check_mode:
@@ -399,7 +402,7 @@ class Revert(Plan):
             result.warnings.append('%s: %s' % (key, '; '.join(edited)))
         if not needed:
             return Setting(key, key, desired, None, now, OK, '; '.join(['as before tuning'] + edited))
-        waits, why = consequence(key, entry.get('kind'))[1:]
+        waits, why = consequence(key, self.waits(entry.get('kind')))[1:]
         detail = '; '.join([_action(plan, folders)] + ([why] if why else []) + edited)
         result.mark_changed()
         if self.check_mode:

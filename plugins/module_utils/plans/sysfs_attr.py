@@ -22,6 +22,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import os
+from collections import namedtuple
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import confd
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.compare import same_value
@@ -86,7 +87,6 @@ def normalize(value):
     return None if value is None else ' '.join(str(value).split())
 
 
-
 def tuned_writes(profile, path):
     """(value, source) TuneD's ``profile`` writes to the /sys ``path`` when it starts, or None."""
     found = profile.sysfs_value(path)
@@ -95,6 +95,13 @@ def tuned_writes(profile, path):
     expanded, dummy = profile.value(found[0])
     unknown = profile.unresolved(found[0], found[2])
     return expanded, tuned.computed(found[1], unknown) if unknown else str(found[1])
+
+
+# What read_persisted() finds: our tmpfiles.d file (host path, text, its values), the next boot's command line,
+# and what the next boot gives each attribute (NONE where the platform has none).
+TmpfilesFile = namedtuple('TmpfilesFile', 'path text ours cmdline resolve')
+TmpfilesFile.NONE = TmpfilesFile(*[None] * 5)
+
 
 class SysfsAttributes(LivePlusFile, Plan):
     """The sysfs_attr module's plan: each attribute's value, live and persisted."""
@@ -218,13 +225,13 @@ class SysfsAttributes(LivePlusFile, Plan):
 
     def read_persisted(self, desired):
         if not self.supported:
-            return {}
+            return TmpfilesFile.NONE
         local = rooted(self.root, self.file)
         text = read_text(local)
         boot_line = cmdline.next_boot(self.root) if THP_ENABLED in desired else None
         self.tuned = tuned_host.active(self.root)
-        return {'path': local, 'text': text, 'ours': tmpfiles.write_values(text), 'cmdline': boot_line,
-                'resolve': self._resolver(text or '', boot_line)}
+        return TmpfilesFile(path=local, text=text, ours=tmpfiles.write_values(text), cmdline=boot_line,
+                            resolve=self._resolver(text or '', boot_line))
 
     # ---------------------------------------------------------------- applying
     def applies_here(self, desired):
@@ -250,16 +257,16 @@ class SysfsAttributes(LivePlusFile, Plan):
         """Our ``w`` line, unless the boot or our file already writes the value.  An attribute
         nobody can set here is still persisted: systemd-tmpfiles writes a ``w`` line only where
         the file exists, at a boot where it does."""
-        if same_value(persisted['resolve'](key)[0], want) or same_value(persisted['ours'].get(key), want):
+        if same_value(persisted.resolve(key)[0], want) or same_value(persisted.ours.get(key), want):
             return UNCHANGED
         return want
 
     def file_text(self, desired, persisted, done):
-        text = persisted['text']
+        text = persisted.text
         return tmpfiles.render(text, done.changes, header=HEADER) if done.changes else text
 
     def applied(self, desired, persisted, done):
-        done.resolve_after = self._resolver(done.change.after or '', persisted['cmdline'])
+        done.resolve_after = self._resolver(done.change.after or '', persisted.cmdline)
 
     # ---------------------------------------------------------------- reporting
     def render(self, result, desired, live, persisted, done):
@@ -279,7 +286,7 @@ class SysfsAttributes(LivePlusFile, Plan):
         target = self.file if self.persist else None
         live_after = done.after
         live_now = live_after.get(path)
-        persisted_now = self.gate.now(persisted['resolve'], done.resolve_after)(path)[0]
+        persisted_now = self.gate.now(persisted.resolve, done.resolve_after)(path)[0]
         if path in done.refused:
             return Setting(path, target, want, live_now, persisted_now, FAILED,
                            self.refused_detail(want, done.refused[path]))
@@ -296,8 +303,8 @@ class SysfsAttributes(LivePlusFile, Plan):
                 return Setting(path, target, want, live_now, persisted_now, FAILED, '; '.join(details))
         else:
             details.append('live value not managed (apply=false)')
-        persisted_ok, shadowed = self._persisted_state(path, want, persisted['resolve'], done.resolve_after, details)
-        self._cmdline_conflict(path, persisted.get('cmdline'), done.resolve_after, details)
+        persisted_ok, shadowed = self._persisted_state(path, want, persisted.resolve, done.resolve_after, details)
+        self._cmdline_conflict(path, persisted.cmdline, done.resolve_after, details)
         status = self.gate.status(live_ok, persisted_ok, shadowed=shadowed)
         if self.choices.get(path):
             details.append('choices: %s' % ' '.join(self.choices[path]))

@@ -141,7 +141,7 @@ def compile_state(roles, inputs, facts):
     for role in ROLES:
         if role not in order and role in state.given:
             _compile_role(state, registry.ROLES[role], inputs, facts)
-    _distribute_kernel_params(state)
+    _distribute_merged(state)
     # what the running databases get of all that (read-only db_effect calls): once every role compiled
     compile_effects(state, inputs)
     return state
@@ -155,12 +155,12 @@ def _compile_role(state, role, inputs, facts):
         state.given.setdefault(target, {})[option] = value
 
 
-def _distribute_kernel_params(state):
-    """Give each kernel_params call the keys its role owns after merging (params and comparisons)."""
+def _distribute_merged(state):
+    """Give each call of a kind that takes its keys after the merge (state/hooks.py merged: kernel_params) the
+    records its role owns now; a call left with nothing to do is dropped."""
+    kept = []
     for call in state.calls:
-        if call.kind != 'kernel_params' or call.kwargs.get('state') == 'absent':
-            continue
-        owned = [r for r in state.records if r['kind'] == 'kernel_params' and r['owner'] == call.owner]
-        call.kwargs['params'] = dict((r['key'], r['desired']) for r in owned)
-        call.kwargs['comparisons'] = dict((r['key'], r['comparison']) for r in owned)
-    state.calls = [c for c in state.calls if c.kind != 'kernel_params' or c.kwargs.get('params')]
+        merged = registry.KINDS[call.kind].hooks.merged
+        if merged is None or merged(call, [r for r in state.records if r['kind'] == call.kind and r['owner'] == call.owner]):
+            kept.append(call)
+    state.calls = kept

@@ -23,8 +23,7 @@ import os
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import baseline
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import host_facts
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import HostError
-from ansible_collections.dbhost.tuning.plugins.module_utils.state import engine_memory, registry
-from ansible_collections.dbhost.tuning.plugins.module_utils.state.compile.block_queue import device_label
+from ansible_collections.dbhost.tuning.plugins.module_utils.state import engine_memory, hooks, registry
 from ansible_collections.dbhost.tuning.plugins.module_utils.state.desired import compile_state
 from ansible_collections.dbhost.tuning.plugins.module_utils.state.registry import Context, ROLE_NAMES, ROLES, default_roles
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.revert import Revert
@@ -32,38 +31,28 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.base import Plan
 
 
-def _record_keys(call, setting):
-    """The desired-state keys a setting of ``call`` may stand for: the plans name some settings
-    otherwise than the compile steps key their records (``/sys/...``, ``postgresql.service``)."""
+def _record_keys(call, plan, setting):
+    """The desired-state keys a setting of ``call`` may stand for: its name, ``target name``, and what
+    the kind adds (state/hooks.py record_keys), whose plan names some settings otherwise than the
+    compile step keys their records (``/sys/...``, ``postgresql.service``, a device of an item)."""
     name = str(setting.name)
-    keys = [name, '%s %s' % (setting.target, name)]
-    if name.startswith('/sys/'):
-        keys.append(name[len('/sys/'):])
-    if call.kind == 'db_parameter':
-        keys.append('%s %s' % (call.label[len('db_parameter '):], name))
-    if call.kind == 'resource_limits':
-        keys.append(name.replace('.service ', ' ', 1))
-    entry = str(setting.source or '').rsplit('.', 1)[-1]
-    if call.kind == 'block_queue' and entry.startswith('devices['):
-        # the plan names the item of its devices that gave the attribute: the record's key is its label
-        index = int(entry[len('devices['):-1])
-        keys.append('%s %s' % (device_label(call.kwargs['devices'][index], index), name.rsplit('/', 1)[-1]))
-    return keys
+    return [name, '%s %s' % (setting.target, name)] + registry.KINDS[call.kind].hooks.record_keys(call, plan, setting)
 
 
-def source_of(call, setting, records):
-    """On whose word a setting of ``call`` stands: the source of its desired-state record.
+def source_of(call, plan, setting, records):
+    """On whose word a setting of ``call`` (made by ``plan``) stands: the source of its desired-state record.
 
     Found by key (a block queue attribute by the label of the device item that gave it); else
     the one source the records of the call's owner and kind share for the same attribute, or
-    for the whole call (a huge page pool per node, a process bound to a processor set).  A key
-    kernel_params_absent removes stands on that variable; anything else on the call's label.
+    for the whole call (a huge page pool per node, a process bound to a processor set).  A call
+    that has a source of its own (kernel_params_absent's) stands on it; anything else on the
+    call's label.
     """
-    if call.kwargs.get('state') == 'absent':
-        return 'user: kernel_params_absent'
+    if call.source is not None:
+        return call.source
     ours = [r for r in records if r['owner'] == call.owner and r['kind'] == call.kind]
     by_key = dict((str(r['key']), r['source']) for r in ours)
-    for key in _record_keys(call, setting):
+    for key in _record_keys(call, plan, setting):
         if key in by_key:
             return by_key[key]
     attribute = str(setting.name).rsplit('/', 1)[-1]
@@ -173,7 +162,8 @@ class HostState(Plan):
         if self.reverting:
             # every root the roles manage, back to its baseline; the roles' other variables play no part
             self.revert_plan = Revert(self.lock_roots(), check_mode=self.check_mode, runner=self.ctx.runner,
-                                      bin_path=self.ctx.bin_path)
+                                      bin_path=self.ctx.bin_path,
+                                      waits=lambda kind: hooks.revert_waits(registry.KINDS, kind))
             result = self.revert_plan.run(module)
             for setting in result.settings:
                 # the value wanted back is the one the first tuning run found
@@ -194,12 +184,12 @@ class HostState(Plan):
         per_role = dict((role, _role_part()) for role in ROLE_NAMES if role in self.roles)
         self._views = dict((role, {}) for role in per_role)
         plans = []
-        for call, dummy, part in self.ran:
+        for call, plan, part in self.ran:
             role = per_role.setdefault(call.owner, _role_part())
             view = self._views.setdefault(call.owner, {})
             indexes = []
             for setting in part.settings:
-                setting.source = source_of(call, setting, self.state.records)
+                setting.source = source_of(call, plan, setting, self.state.records)
                 indexes.append(len(result.settings))
                 result.add(setting)
                 owners.append((call.owner, call.kind))
@@ -242,15 +232,16 @@ class HostState(Plan):
         """Each plan's own result under its kind (hugepages, resource_limits...); a second plan of a
         kind (kernel_params_absent) under the kind's label; every database in databases. In the role's part
         of ``roles`` a plan's records are their indexes in the result's settings, and its diff is only the
-        result's; VIEW keeps the plan's whole result, records and diff, for a call of one role."""
+        result's; VIEW keeps the plan's whole result, records and diff, for a call of one role.  A kind that
+        lists its plans in a part of their own (state/hooks.py part: db_parameter's databases) is put there."""
         own = part.as_dict()
         own.pop('warnings', None)
         key = call.kind
-        if call.kind == 'db_parameter':
+        listed = registry.KINDS[call.kind].hooks.part
+        if listed is not None:
             for target, settings in ((role, indexes), (view, own['settings'])):
-                target.setdefault('databases', []).append({
-                    'engine': call.kwargs.get('engine'), 'path': call.kwargs.get('path'), 'label': call.label,
-                    'changed': part.changed, 'restart_required': part.restart_required, 'settings': settings})
+                name, entry = listed(call, part, settings)
+                target.setdefault(name, []).append(entry)
             return
         if key in role:
             key = call.label.replace(' ', '_')

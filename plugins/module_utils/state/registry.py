@@ -13,6 +13,7 @@ host_state record and plan.  Its entry holds:
   their doubles as keywords).  A plan class takes that options object (a namedtuple named as
   the options, every default filled) and the Context, never the options one by one;
 - ``internal``: options a compile step may give that the module does not take;
+- ``hooks``: what host_state, the compiler and a revert know of it, named there (state/hooks.py);
 - ``constraints``: AnsibleModule's ``mutually_exclusive``, ``required_together``,
   ``required_one_of``, ``required_if``, ``required_by`` of the module's options, checked by
   ``Kind.check()`` whenever a plan is made: a module's params and a compile step's Call meet
@@ -50,6 +51,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.gate import Gate
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.options import shared_options
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import run_plan
+from ansible_collections.dbhost.tuning.plugins.module_utils.state import hooks as kind_hooks
 
 PREFIX = 'ansible_collections.dbhost.tuning.plugins.module_utils.'
 
@@ -98,12 +100,11 @@ CONSTRAINTS = (('mutually_exclusive', check_mutually_exclusive), ('required_toge
 
 
 class Kind(ModuleEntry):
-    """One kind of setting: its module's argument spec, its plan factory, the options only compile steps
-    give, the constraints between its options."""
+    """One kind of setting: its module's argument spec, plan factory, internal options, constraints and hooks."""
 
-    def __init__(self, name, spec, plan, internal=(), constraints=None, read_only=False):
+    def __init__(self, name, spec, plan, internal=(), constraints=None, hooks=None):
         super(Kind, self).__init__(name, spec)
-        self.read_only = read_only   # writes nothing (db_effect): no file, no live value, nothing to revert
+        self.hooks = hooks or kind_hooks.Hooks()
         self.factory = plan
         self.internal = tuple(internal)
         self.constraints = dict(constraints or {})
@@ -141,7 +142,7 @@ class Kind(ModuleEntry):
         ``seams``: a test's doubles (a fake kernel, a clock), as the plan class names them."""
         options = self.options(values)
         self.check(options)
-        return self.factory(options, context, **seams)
+        return self.factory(options, context, **seams).named(self.name)
 
 
 def _given(items):
@@ -367,19 +368,19 @@ def _db_effect_plan(options, ctx):
 
 
 KINDS = dict((kind.name, kind) for kind in (
-    Kind('kernel_params', _kernel_params_spec, _kernel_params_plan, internal=('header',)),
-    Kind('hugepages', _hugepages_spec, _hugepages_plan),
+    Kind('kernel_params', _kernel_params_spec, _kernel_params_plan, internal=('header',), hooks=kind_hooks.KERNEL_PARAMS),
+    Kind('hugepages', _hugepages_spec, _hugepages_plan, hooks=kind_hooks.HUGEPAGES),
     Kind('resource_limits', _resource_limits_spec, _resource_limits_plan,
-         constraints=dict(required_together=[('service', 'service_limits')])),
-    Kind('sysfs_attr', _sysfs_attr_spec, _sysfs_attr_plan),
-    Kind('block_queue', _block_queue_spec, _block_queue_plan, internal=('comparisons',)),
+         hooks=kind_hooks.RESOURCE_LIMITS, constraints=dict(required_together=[('service', 'service_limits')])),
+    Kind('sysfs_attr', _sysfs_attr_spec, _sysfs_attr_plan, hooks=kind_hooks.SYSFS_ATTR),
+    Kind('block_queue', _block_queue_spec, _block_queue_plan, internal=('comparisons',), hooks=kind_hooks.BLOCK_QUEUE),
     Kind('mount_options', _mount_options_spec, _mount_options_plan,
-         constraints=dict(mutually_exclusive=[('path', 'mounts')], required_one_of=[('path', 'mounts')])),
-    Kind('db_parameter', _db_parameter_spec, _db_parameter_plan),
+         hooks=kind_hooks.MOUNT_OPTIONS, constraints=dict(mutually_exclusive=[('path', 'mounts')], required_one_of=[('path', 'mounts')])),
+    Kind('db_parameter', _db_parameter_spec, _db_parameter_plan, hooks=kind_hooks.DB_PARAMETER),
     Kind('processor_set', _processor_set_spec, _processor_set_plan,
-         constraints=dict(required_if=[('state', 'present', ('cpus',))])),
-    Kind('kernel_cmdline', _kernel_cmdline_spec, _kernel_cmdline_plan),
-    Kind('db_effect', _db_effect_spec, _db_effect_plan, read_only=True),
+         hooks=kind_hooks.PROCESSOR_SET, constraints=dict(required_if=[('state', 'present', ('cpus',))])),
+    Kind('kernel_cmdline', _kernel_cmdline_spec, _kernel_cmdline_plan, hooks=kind_hooks.KERNEL_CMDLINE),
+    Kind('db_effect', _db_effect_spec, _db_effect_plan, hooks=kind_hooks.DB_EFFECT),
 ))
 
 

@@ -118,6 +118,7 @@ class Entry(object):
 
     def __init__(self, index, raw, allow_empty_default):
         where = 'devices[%d]' % index
+        self.index = index
         self.where = where
         if not isinstance(raw, dict):
             raise InputError('%s must be a dict with selectors and attributes' % where)

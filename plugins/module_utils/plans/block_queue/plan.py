@@ -63,6 +63,12 @@ UNSUPPORTED_WHY = {
 UdevKey = namedtuple('UdevKey', 'tokens kind warning shared')
 
 
+# What read_persisted() finds: our udev rules file (host path, text) and what it gives each chosen disk
+# ({disk: {attribute: value}}; NONE off Linux).
+RulesFile = namedtuple('RulesFile', 'path text values')
+RulesFile.NONE = RulesFile(*[None] * 3)
+
+
 class Selection(object):
     """The desired state: the system, and on Linux the sysfs tree, the chosen disks
     ({disk: {'attributes', 'sources', 'notes', 'entries'}}, see select()) and their udev keys ({disk: UdevKey})."""
@@ -86,6 +92,7 @@ class BlockQueue(LivePlusFile, Plan):
 
     source = 'task option: block_queue.devices'
     reread_before_write = True
+    _items = None   # {record name: the index in devices of the item that gave it}, filled as the records are made
 
     def __init__(self, options, context, writer=None):
         """``writer(path, value)``: writes one sysfs attribute (a test gives a fake kernel's)."""
@@ -143,8 +150,10 @@ class BlockQueue(LivePlusFile, Plan):
 
     # ---------------------------------------------------------------- selection
     def select(self, tree):
-        """{disk: {'attributes': {...}, 'sources': {attr: entry}, 'notes': [...], 'entries': [...]}}."""
+        """{disk: {'attributes': {...}, 'sources': {attr: entry}, 'items': {attr: its index}, 'notes': [...],
+        'entries': [...]}}."""
         chosen = {}
+        self._items = {}
         for entry in self.entries:
             found = self._select_entry(tree, entry)
             if entry.rotational is not None:
@@ -153,7 +162,7 @@ class BlockQueue(LivePlusFile, Plan):
                 if not found:
                     continue  # the selection found devices, none of this kind
             for disk, note in found:
-                plan = chosen.setdefault(disk, {'attributes': {}, 'sources': {}, 'notes': [], 'entries': []})
+                plan = chosen.setdefault(disk, {'attributes': {}, 'sources': {}, 'items': {}, 'notes': [], 'entries': []})
                 if entry.where not in plan['entries']:
                     plan['entries'].append(entry.where)
                 if note and note not in plan['notes']:
@@ -164,6 +173,7 @@ class BlockQueue(LivePlusFile, Plan):
                         plan['notes'].append('%s overrides %s for %s' % (entry.where, earlier, name))
                     plan['attributes'][name] = value
                     plan['sources'][name] = entry.where
+                    plan['items'][name] = entry.index
         return chosen
 
     @staticmethod
@@ -286,13 +296,13 @@ class BlockQueue(LivePlusFile, Plan):
 
     def read_persisted(self, desired):
         if desired.system != 'linux':
-            return {}
+            return RulesFile.NONE
         local_file = rooted(self.root, self.file)
         text = read_text(local_file)
         self.tuned = tuned_host.active(self.root)  # TuneD writes [disk] when it starts, after udev's rules
         lines = udev.parse(text)
         values = dict((disk, udev.values_for(lines, desired.keys[disk].tokens, COMMON_TOKENS)) for disk in desired.chosen)
-        return {'path': local_file, 'text': text, 'values': values}
+        return RulesFile(path=local_file, text=text, values=values)
 
     # ---------------------------------------------------------------- apply (LivePlusFile's flow)
     def applies_here(self, desired):
@@ -333,14 +343,14 @@ class BlockQueue(LivePlusFile, Plan):
     def file_text(self, desired, persisted, done):
         """The rules file's text with every value the kernel did not refuse."""
         refused, live_before = done.refused, done.before
-        before_text = persisted['text']
+        before_text = persisted.text
         lines = udev.parse(before_text)
         if self.persist:
             persist_values = {}
             for disk in sorted(desired.chosen):
                 # a bound keeps a larger (smaller) value the rule or the live device already has
                 wanted = dict((name, to_persist(value, [live_before.get((disk, name)),
-                                                        persisted['values'][disk].get(name)],
+                                                        persisted.values[disk].get(name)],
                                                 self.comparisons.get(name)))
                               for name, value in desired.chosen[disk]['attributes'].items()
                               if (disk, name) not in refused and self.unsupported.get((disk, name), (0, True))[1])
@@ -390,7 +400,7 @@ class BlockQueue(LivePlusFile, Plan):
                                                    COMMON_TOKENS)) for disk in desired.chosen)
         for disk in sorted(desired.chosen):
             for name in self._order(desired.chosen[disk]['attributes']):
-                result.add(self._record(disk, name, desired, done, persisted['values'][disk], after_values[disk]))
+                result.add(self._record(disk, name, desired, done, persisted.values[disk], after_values[disk]))
         result.extra['devices'] = [
             desired.tree.device(disk).as_dict(desired.chosen[disk]['entries'], desired.keys[disk].tokens,
                                               desired.keys[disk].kind) for disk in sorted(desired.chosen)]
@@ -454,8 +464,14 @@ class BlockQueue(LivePlusFile, Plan):
             if not shadowed and meets(tuned_now[0], want, how):
                 details.append('persisted by %s' % tuned_now[1])
         status = self.gate.status(live_ok, persisted_ok, shadowed=shadowed)
+        self._items[record_name] = plan['items'][name]
         return Setting(record_name, target, want, live_now, persisted_now, status, '; '.join(details),
                        comparison=how or compare.EXACT, source='task option: block_queue.%s' % plan['sources'][name])
+
+    def item_of(self, setting):
+        """The index in ``devices`` of the item that gave a record its value and source (None: a record that
+        names no one item), so that host_state finds the record's key by that item (state/hooks.py)."""
+        return (self._items or {}).get(str(setting.name))
 
     def _tuned_sets(self, device, name, rule, before):
         """(value, source) TuneD writes over our rule's value (or the live one) at its start, or None;

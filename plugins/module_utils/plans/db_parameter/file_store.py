@@ -14,6 +14,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from collections import namedtuple
+
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import FileChange
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import (
@@ -21,11 +23,14 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter.common import apply_edits, live_info
 
 
+StoredFiles = namedtuple('StoredFiles', 'before files')
+
+
 class FileStore(object):
     """The configuration files of one engine (engine.files, read by engine.load()).
 
-    persisted: {'before': {key: (value, where) the next start reads}, 'files': [every
-    file read, as the system names it]}.
+    persisted: StoredFiles: ``before``, {key: (value, where) the next start reads}, and ``files``,
+    every file read, as the system names it.
     done: {'changes': [FileChange], 'written': {key: [files its edits go to]},
     'after': {key: (value, where)} once the new texts are in place, 'reloaded':
     {key: LiveValue} read back after a reload, {'__error__': why it failed}, or None}.
@@ -37,8 +42,8 @@ class FileStore(object):
 
     def read(self, desired):
         engine = self.engine
-        return {'before': dict((key, engine.persisted(key)) for key in desired),
-                'files': [config.shown for config in engine.files]}
+        return StoredFiles(before=dict((key, engine.persisted(key)) for key in desired),
+                           files=[config.shown for config in engine.files])
 
     def plan_edits(self, desired, live, before):
         """(keys that change, {key: [files written]}, [(shown, new text)]) of the values that differ."""
@@ -72,7 +77,7 @@ class FileStore(object):
     def apply(self, desired, live, persisted, module):
         engine = self.engine
         plan = self.plan
-        changed, written, new_texts = self.plan_edits(desired, live.values, persisted['before'])
+        changed, written, new_texts = self.plan_edits(desired, live.values, persisted.before)
         changes = [FileChange(engine.file_by_shown[shown].local, engine.file_by_shown[shown].text, text,
                               shown_path=shown) for shown, text in new_texts]
         try:
@@ -97,10 +102,10 @@ class FileStore(object):
         for change in done['changes']:
             change.report(result)
         for key in sorted(desired):
-            result.add(self.record(key, desired[key], persisted['before'][key], done['after'][key], live,
+            result.add(self.record(key, desired[key], persisted.before[key], done['after'][key], live,
                                    done['written'].get(key), done['reloaded']))
         result.extra['engine'] = engine.name
-        result.extra['files'] = persisted['files']
+        result.extra['files'] = persisted.files
         result.warnings.extend(sorted(set(engine.notes)))
         if self.plan.backup_files:
             result.extra['backup_file'] = self.plan.backup_files[0]

@@ -33,6 +33,13 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.plans.processor_set.
 Bindings = namedtuple('Bindings', 'service processes')
 
 
+# What read_live() finds: the unit as systemctl shows it, the processes to bind (None: none asked).
+Running = namedtuple('Running', 'show processes')
+
+# What read_persisted() finds: the service's drop-in and what its unit gets (None without a service).
+Persisted = namedtuple('Persisted', 'service')
+
+
 class LinuxProcessorSet(Plan):
     """One run on Linux.
 
@@ -156,19 +163,19 @@ class LinuxProcessorSet(Plan):
 
     def read_live(self, desired):
         processes = desired['bind'].processes
-        return {'show': self.show_before, 'processes': processes.read_live() if processes else None}
+        return Running(show=self.show_before, processes=processes.read_live() if processes else None)
 
     def read_persisted(self, desired):
         service = desired['bind'].service
-        return {'service': service.read_persisted(self.show_before) if service else None}
+        return Persisted(service=service.read_persisted(self.show_before) if service else None)
 
     def apply(self, desired, live, persisted, module):
         service, processes = desired['bind']
         done = {'service': None, 'processes': None}
         if service:
-            done['service'] = service.apply(persisted['service'], live['show'], module)
+            done['service'] = service.apply(persisted.service, live.show, module)
         if processes:
-            done['processes'] = processes.apply(live['processes'])
+            done['processes'] = processes.apply(live.processes)
         return done
 
     def render(self, result, desired, live, persisted, done):
@@ -177,9 +184,9 @@ class LinuxProcessorSet(Plan):
         result.extra['cpus'] = numa.render_cpu_list(self.cpus)
         result.extra['mems'] = numa.render_cpu_list(self.mems)
         if service:
-            result.add(service.record(result, persisted['service'], done['service']))
+            result.add(service.record(result, persisted.service, done['service']))
         if processes:
-            for setting in processes.records(live['processes'], done['processes']):
+            for setting in processes.records(live.processes, done['processes']):
                 result.add(setting)
         if self.args.get('exclusive') and self.state == 'present':
             result.add(Setting(

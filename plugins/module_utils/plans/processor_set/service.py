@@ -11,6 +11,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from collections import namedtuple
+
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import numa
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import (
@@ -102,6 +104,9 @@ def persisted_summary(values):
     return shown or None
 
 
+UnitNow = namedtuple('UnitNow', 'text values')
+
+
 class ServiceBinding(object):
     """The service part of a Linux processor set run.
 
@@ -131,13 +136,13 @@ class ServiceBinding(object):
                 'mode': plan.service_mode}
 
     def read_persisted(self, show_before):
-        """{'text': our drop-in now, 'values': what the unit gets now (systemd's view when loaded)}."""
+        """UnitNow: our drop-in's text now, what the unit gets now (systemd's view when loaded)."""
         before = self.dropin.read()
         if self.plan.systemd_live and show_before.get('NeedDaemonReload') != 'yes':
             values = show_before
         else:
             values = persisted_from_files(self.dropin.unit_texts(before))[0]
-        return {'text': before, 'values': values}
+        return UnitNow(text=before, values=values)
 
     def persisted_ok(self, values):
         plan = self.plan
@@ -160,7 +165,7 @@ class ServiceBinding(object):
     def apply(self, persisted, show_before, module):
         """Write our drop-in (not in check mode), reload systemd, read back what the unit gets."""
         plan = self.plan
-        before = persisted['text']
+        before = persisted.text
         base = carried_base(self.dropin, before) if plan.service_mode is not None else before
         after = render_dropin(base, plan.service_mode, plan.cpus, plan.mems)
         change = self.dropin.change(before, after)
@@ -226,7 +231,7 @@ class ServiceBinding(object):
         name = 'service:%s' % plan.service
         if done['failed']:
             return Setting(name, self.path, self.desired(), None, None, FAILED, done['failed'])
-        persisted_ok = not done['change'].needed and self.persisted_ok(persisted['values'])
+        persisted_ok = not done['change'].needed and self.persisted_ok(persisted.values)
         details = list(done['details'])
         # Another drop-in that applies after ours (or the unit file) can still win.
         shadowed = False
@@ -251,6 +256,6 @@ class ServiceBinding(object):
                 done['pid'], live['cpus'], live['mems'], live['numa_policy']))
         status = plan.gate.status(live_ok, persisted_ok, live_needs=PENDING_RESTART, shadowed=shadowed)
         # In check mode the record shows what is persisted now, not what would be.
-        persisted_shown = plan.gate.now(persisted['values'], done['values'])
+        persisted_shown = plan.gate.now(persisted.values, done['values'])
         return Setting(name, self.path, self.desired(), live, persisted_summary(persisted_shown), status,
                        '; '.join(details))

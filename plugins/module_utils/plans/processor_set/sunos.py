@@ -16,6 +16,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from collections import namedtuple
+
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import journal
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import numa
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate
@@ -51,6 +53,10 @@ def _changes_the_host(argv):
     if argv[0] not in ('psrset', 'pooladm', 'poolcfg', 'poolbind', 'projmod') or argv == ['pooladm']:
         return False
     return not any(tuple(argv[:len(read)]) == read for read in _READS)
+
+
+# What read_persisted() finds: the pool /etc/project binds the project to (None: no project named).
+ProjectNow = namedtuple('ProjectNow', 'project_pool')
 
 
 class SunOSProcessorSet(Plan):
@@ -269,7 +275,7 @@ class SunOSProcessorSet(Plan):
         return live
 
     def read_persisted(self, desired):
-        return {'project_pool': self.project_pool()} if self.project else {}
+        return ProjectNow(self.project_pool() if self.project else None)
 
     def apply(self, desired, live, persisted, module):
         done = self.pools.apply(live, persisted) if self.persist else self._apply_psrset(live)

@@ -152,7 +152,7 @@ class ResourcePool(object):
         if self.reads_back_wrong(self.pool_live(done['dynamic_after'])):
             return done
         if plan.project:
-            want, ok = self.project_change(persisted['project_pool'])
+            want, ok = self.project_change(persisted.project_pool)
             if not ok:
                 done['projmod'] = plan.gate.write(self._projmod, want)
         if plan.state == 'present':
@@ -208,7 +208,7 @@ class ResourcePool(object):
         if config.status == FAILED:
             return records
         if plan.project:
-            records.append(self.project_record(persisted['project_pool'], done))
+            records.append(self.project_record(persisted.project_pool, done))
         for group in done['groups']:
             records.extend(self.binding_records(group))
         return records

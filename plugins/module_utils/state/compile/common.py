@@ -22,13 +22,16 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import
 
 
 class Call(object):
-    """One plan to run: ``kind`` names the kind (state/registry.py KINDS), ``kwargs`` its module's options."""
+    """One plan to run: ``kind`` names the kind (state/registry.py KINDS), ``kwargs`` its module's options;
+    ``source``: on whose word every record of the call stands, for a call whose records the desired state
+    does not hold (kernel_params_absent's keys, which are removed)."""
 
-    def __init__(self, kind, owner, kwargs, label=None):
+    def __init__(self, kind, owner, kwargs, label=None, source=None):
         self.kind = kind
         self.owner = owner
         self.kwargs = kwargs
         self.label = label or kind
+        self.source = source
 
 
 def text(value):

@@ -63,7 +63,7 @@ def compile_kernel_params(state, v, facts):
         fail_on_shadowed=flag(v, 'kernel_params_fail_on_shadowed'), mode=mode)))
     if absent:
         state.calls.append(Call('kernel_params', ROLE, dict(common, params=list(absent), state='absent'),
-                                label='kernel_params absent'))
+                                label='kernel_params absent', source='user: kernel_params_absent'))
     _compile_cmdline(state, v, common)
 
 

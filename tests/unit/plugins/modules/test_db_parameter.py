@@ -177,7 +177,7 @@ def test_spfile_through_sqlplus(tmp_path, run_module):
     with open(str(baseline.location('/'))) as handle:
         kept = json.load(handle)
     note = kept['unsupported']['db_parameter oracle spfile %s/dbs/spfileorcl.ora' % home]
-    assert 'before: filesystemio_options=none' in note['detail'] and note['kind'] == 'DbParameter'
+    assert 'before: filesystemio_options=none' in note['detail'] and note['kind'] == 'db_parameter'
 
 
 def test_spfile_refused_by_the_instance_fails_the_task(tmp_path, run_module):

@@ -117,9 +117,9 @@ def test_the_baseline_holds_what_was_there_before_the_first_write(tmp_path, run_
     run_module(_module('kernel_params'), dict(fake_host.BASELINE['kernel_params'], root=root))
     data = kept(root)
     assert data['schema'] == baseline.SCHEMA and data['state'] == 'applied'
-    assert data['live'] == {AIO: dict(data['live'][AIO], value='65536', kind='KernelParams')}
+    assert data['live'] == {AIO: dict(data['live'][AIO], value='65536', kind='kernel_params')}
     entry = data['files'][SYSCTL_FILE]
-    assert entry['existed'] is False and entry['folders'] == [] and entry['kind'] == 'KernelParams'
+    assert entry['existed'] is False and entry['folders'] == [] and entry['kind'] == 'kernel_params'
     assert stat.S_IMODE(os.stat(os.path.join(root, KEPT.lstrip('/'))).st_mode) == 0o600
     assert stat.S_IMODE(os.stat(os.path.join(root, 'var/lib/dbhost-tuning')).st_mode) == 0o700
 
@@ -132,7 +132,7 @@ def test_a_file_replaced_is_kept_whole_with_its_mode(tmp_path, run_module):
     run_module(_module('mount_options'), dict(fake_host.BASELINE['mount_options'], root=root))
     entry = kept(root)['files']['/etc/fstab']
     assert entry['existed'] is True and entry['content'] == before and entry['mode'] == 0o640
-    assert entry['kind'] == 'MountOptions'
+    assert entry['kind'] == 'mount_options'
 
 
 def test_folders_made_are_kept_and_removed_again(tmp_path, run_module):
@@ -289,9 +289,9 @@ def test_the_reloads_on_the_running_system(monkeypatch):
     plan._reload(set([revert_plan.UDEV, revert_plan.UNITS]), done)
     assert ran == [['/usr/bin/udevadm', 'control', '--reload'], ['systemctl', 'daemon-reload']]
     assert done['reload_errors'] == ['systemctl daemon-reload failed (no bus)']
-    assert revert_plan.consequence('/etc/udev/rules.d/61-dbhost-tuning.rules', 'BlockQueue')[0] == revert_plan.UDEV
-    assert revert_plan.consequence('/etc/fstab', 'MountOptions')[:2] == (revert_plan.UNITS, 'pending_reboot')
-    assert revert_plan.consequence('/etc/sysctl.d/90-dbhost-tuning.conf', 'KernelParams') == (None, None, '')
+    assert revert_plan.consequence('/etc/udev/rules.d/61-dbhost-tuning.rules')[0] == revert_plan.UDEV
+    assert revert_plan.consequence('/etc/fstab')[:2] == (revert_plan.UNITS, 'pending_reboot')
+    assert revert_plan.consequence('/etc/sysctl.d/90-dbhost-tuning.conf') == (None, None, '')
 
 
 @pytest.mark.parametrize('argv,changes', [
@@ -320,7 +320,7 @@ def test_a_remount_is_kept_as_one_a_revert_cannot_undo(tmp_path, run_module):
         baseline.end()
     assert read(tree, '/etc/fstab') != fstab
     note = kept(tree)['unsupported']['mount /u03']
-    assert 'remounted with rw,noatime,data=ordered (before: rw,relatime' in note['detail'] and note['kind'] == 'MountOptions'
+    assert 'remounted with rw,noatime,data=ordered (before: rw,relatime' in note['detail'] and note['kind'] == 'mount_options'
     done = revert(run_module, tree)
     assert read(tree, '/etc/fstab') == fstab
     found = records(done)
@@ -377,3 +377,38 @@ def test_a_folder_made_for_two_drop_ins_is_removed_by_the_first_revert(tmp_path,
     assert digest(root, skip=BASELINE_FOLDER) == original
     again = revert(run_module, root)
     assert again['changed'] is False, again
+
+
+# A baseline kept before its entries named kinds by their registry name: each names its plan's class
+# (KernelParams, DbParameter, MountOptions).  Made by applying fake_host.BASELINE's kernel_params, db_parameter
+# and mount_options calls, in that order, on fake_host.build(); uid and gid left out (an entry may lack them).
+CLASS_NAMES = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'baseline_class_names.json')
+
+
+def test_a_baseline_that_names_plan_classes_is_reverted_as_one_that_names_kinds(tmp_path, run_module):
+    with open(CLASS_NAMES) as handle:
+        old = handle.read()
+    assert set(entry['kind'] for section in baseline.SECTIONS for entry in json.loads(old)[section].values()) == \
+        set(['KernelParams', 'DbParameter', 'MountOptions'])
+    reverted, trees = [], []
+    for name, stored in (('now', None), ('before', old)):
+        root = _host(tmp_path / name)
+        original = digest(root, skip=BASELINE_FOLDER)
+        for module in ('kernel_params', 'db_parameter', 'mount_options'):
+            assert run_module(_module(module), dict(fake_host.BASELINE[module], root=root))['changed'] is True
+        assert set(entry['kind'] for entry in kept(root)['files'].values()) == \
+            set(['kernel_params', 'db_parameter', 'mount_options'])
+        if stored is not None:
+            put(root, KEPT, stored)
+        done = revert(run_module, root)
+        assert not done.get('failed'), done
+        assert digest(root, skip=BASELINE_FOLDER) == original, name
+        reverted.append(json.loads(json.dumps(done).replace(root, 'ROOT')))
+        trees.append(root)
+    # the database's file waits for its restart (db_parameter's revert_waits), read from the class name too
+    found = records(reverted[1])
+    assert found[fake_host.PGCONF]['status'] == 'pending_restart' and reverted[1]['restart_required'] is True
+    assert 'the database server reads it at its next start' in found[fake_host.PGCONF]['detail']
+    assert found['/etc/fstab']['status'] == 'pending_reboot'
+    assert reverted[0] == reverted[1]
+    assert kept(trees[1])['state'] == 'reverted'

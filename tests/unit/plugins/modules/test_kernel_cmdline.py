@@ -387,8 +387,8 @@ def test_apply_then_revert_gives_back_the_tree_byte_for_byte(root, run_module, k
 
 def test_a_revert_on_the_running_system_regenerates_the_boot_loader(monkeypatch):
     from ansible_collections.dbhost.tuning.plugins.module_utils.plans import revert as revert_plan
-    assert revert_plan.consequence(DROPIN, 'KernelCmdline')[:2] == (revert_plan.BOOT, 'pending_reboot')
-    assert revert_plan.consequence('/etc/kernel/cmdline', 'KernelCmdline')[:2] == (None, 'pending_reboot')
+    assert revert_plan.consequence(DROPIN)[:2] == (revert_plan.BOOT, 'pending_reboot')
+    assert revert_plan.consequence('/etc/kernel/cmdline')[:2] == (None, 'pending_reboot')
     host = Host(['update-grub'])
     done = {'reloads': [], 'reload_errors': []}
     revert_plan.Revert(['/'], runner=host.runner, bin_path=host.bin_path)._reload(set([revert_plan.BOOT]), done)

@@ -22,6 +22,7 @@ import shutil
 import pytest
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms
+from ansible_collections.dbhost.tuning.tests.unit.helpers import per_kind
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 _spec = importlib.util.spec_from_file_location('fake_host', os.path.join(HERE, 'fake_host.py'))
@@ -43,7 +44,7 @@ WRITES = {
     'processor_set': ['/etc/systemd/system/postgresql.service.d/90-dbhost-tuning-cpus.conf'],
     'kernel_cmdline': ['/etc/default/grub.d/99-dbhost-tuning.cfg'],
 }
-CASES = [(module, path) for module in sorted(WRITES) for path in WRITES[module]]
+CASES = [(module, path) for module, paths in per_kind(WRITES, writing=True) for path in paths]
 IDS = ['%s:%s' % (module, path.rsplit('/', 1)[-1]) for module, path in CASES]
 
 

@@ -5,9 +5,10 @@
 
 Several suites hold a table with one entry per kind of setting (the call that works on the
 fake host, the files it writes, the option its records name, the kill test, the revert test,
-the bad-input corpus). They are data, not derived from the registry, so a new kind could be
-left out of one of them and its suite would still pass; this test fails instead, naming the
-kind and the table.
+the bad-input corpus). Their cases are data; the suites that take them per kind
+(tests/unit/helpers.py ``per_kind``) run them in the registry's order, and a new kind left out
+of one of them would leave its suite passing: this test fails instead, naming the kind and the
+table (shown on a toy kind added to the registry's kinds).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -20,7 +21,8 @@ import os
 import pytest
 import yaml
 
-from ansible_collections.dbhost.tuning.plugins.module_utils.state import registry
+from ansible_collections.dbhost.tuning.plugins.module_utils.state import hooks, registry
+from ansible_collections.dbhost.tuning.tests.unit.helpers import per_kind
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TESTS = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
@@ -56,15 +58,40 @@ TABLES = _tables()
 
 
 # The tables of what a kind writes (its files, a kill in the middle of a write, a revert): a kind that writes
-# nothing (registry Kind.read_only: db_effect) has no case there.
+# nothing (its hooks' read_only: db_effect) has no case there.
 WRITING = ('test_modules_confinement.WRITES', 'test_host_state_revert.CASES', 'integration/test_kill_writes.CASES')
+
+
+def missing(kinds, tables):
+    """{table: the kinds of ``kinds`` (the registry's KINDS) it has no case for}, the tables that lack none left out."""
+    gaps = {}
+    for table, cased in tables.items():
+        wanted = set(name for name, kind in kinds.items() if table not in WRITING or not kind.hooks.read_only)
+        if wanted - cased:
+            gaps[table] = sorted(wanted - cased)
+    return gaps
 
 
 @pytest.mark.parametrize('table', sorted(TABLES))
 def test_every_kind_has_a_case(table):
-    kinds = set(name for name, kind in registry.KINDS.items() if table not in WRITING or not kind.read_only)
-    missing = sorted(kinds - TABLES[table])
-    assert not missing, '%s has no case for the kind(s) %s' % (table, ', '.join(missing))
+    gaps = missing(registry.KINDS, {table: TABLES[table]})
+    assert not gaps, '%s has no case for the kind(s) %s' % (table, ', '.join(gaps.get(table, [])))
+
+
+@pytest.mark.parametrize('read_only', [False, True])
+def test_a_toy_kind_without_cases_is_named_in_every_table_it_needs_one_in(read_only):
+    toy = registry.Kind('toy_kind', dict, lambda options, ctx: None,
+                        hooks=hooks.Hooks(read_only=read_only) if read_only else None)
+    gaps = missing(dict(registry.KINDS, toy_kind=toy), TABLES)
+    needed = sorted(table for table in TABLES if not (read_only and table in WRITING))
+    assert gaps == dict((table, ['toy_kind']) for table in needed)
+
+
+def test_a_suite_takes_its_cases_in_the_registry_s_order_and_only_the_writing_kinds_where_asked():
+    table = dict((name, name.upper()) for name in reversed(sorted(registry.KINDS)))
+    assert per_kind(table) == [(name, name.upper()) for name in registry.KINDS]
+    writing = [name for name, case in per_kind(table, writing=True)]
+    assert writing == [name for name in registry.KINDS if name != 'db_effect']
 
 
 @pytest.mark.parametrize('table', sorted(TABLES))

@@ -14,7 +14,7 @@ import pytest
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms
 from ansible_collections.dbhost.tuning.plugins.module_utils.state.host_state import HostState
 from ansible_collections.dbhost.tuning.plugins.module_utils.state import registry
-from ansible_collections.dbhost.tuning.tests.unit.helpers import put, with_defaults
+from ansible_collections.dbhost.tuning.tests.unit.helpers import per_kind, put, with_defaults
 from ansible_collections.dbhost.tuning.tests.unit.plugins.modules import fake_host
 
 HUGE_2M = 2 * 1024 * 1024
@@ -134,7 +134,7 @@ def _module(name):
     return importlib.import_module('ansible_collections.dbhost.tuning.plugins.modules.%s' % name)
 
 
-@pytest.mark.parametrize('module', sorted(OPTIONS))
+@pytest.mark.parametrize('module', [kind for kind, option in per_kind(OPTIONS)])
 def test_a_direct_call_names_its_task_option(run_module, host, module):
     args = dict(fake_host.BASELINE[module], root=host)
     result = run_module(_module(module), args, check_mode=True)

@@ -2,9 +2,9 @@
 # Copyright: contributors to dbhost.tuning
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The effect phase of the reboot scenario (issue 40): does drift.yml tell what the running
-databases really get?  Meant to run in run_scenario.py after the drift check that follows the
-reboot, on the tuned VM (not wired in yet: docs/vmlab.md says how, and what it needs); each case changes the system by hand (as an admin or another tool would),
-runs scripts/drift-check and keeps the effect rows (kind db_effect):
+databases really get?  Run by run_scenario.py after the reboot, once TuneD's checks are done and
+TuneD is stopped, on the tuned VM; each case changes the system by hand (as an admin or another
+tool would), runs scripts/drift-check and keeps the effect rows (kind db_effect):
 
   pg-try        PostgreSQL with huge_pages = try and its node's pool emptied, then started:
                 it runs in 4 kB pages            -> "shared memory in huge pages" drift

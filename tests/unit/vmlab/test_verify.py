@@ -264,7 +264,8 @@ def _with_effect(data):
     for when in ('before', 'after'):
         data['evidence'][when].extend(_effect_row(name, 'ok') for name in EFFECT_ROWS)
     data['evidence']['effect'] = dict(
-        (case, dict((name, {'status': status, 'live': (live or '') + ' and the rest'}) for name, status, live in rows))
+        (case, dict((name, {'status': status, 'live': 'the start, %s and the rest' % (live or '')})
+                    for name, status, live in rows))
         for case, rows in _effect_phase().EXPECT.items())
     return data
 
@@ -276,12 +277,13 @@ def _effect_phase():
 def test_effect_phase_passes_with_the_right_statuses(recorded):
     passed, failed = judge(_with_effect(recorded))
     assert failed == []
-    assert sum(1 for line in passed if line.startswith(('effect pg-', 'effect maria-'))) == 9
+    assert sum(1 for line in passed if line.startswith(('effect pg-', 'effect maria-'))) == 11
 
 
 @pytest.mark.parametrize('case, name, status, live', [
     ('pg-try', 'postgresql@15-main.service shared memory in huge pages', 'ok', None),
     ('pg-try', 'postgresql@15-main.service huge page setting of the engine', 'drift', 'huge_pages = try, in huge'),
+    ('pg-try', 'node1/hugepages-2048kB', 'drift', 'live differs'),
     ('maria-before', 'mariadb.service data files with O_DIRECT', 'drift', None),
     ('maria-large', 'mariadb.service huge page setting of the engine', 'ok', None),
     ('maria-forced', 'mariadb.service data files with O_DIRECT', 'ok', None)])

@@ -259,6 +259,17 @@ def new_postgres_cluster(prefix):
     return bindir, base, data
 
 
+# The start of a throwaway server's option file ({base}: its folder); a test adds its own [mysqld] lines.
+MYSQL_TEST_CNF = '''[client-server]
+socket = {base}/mysqld.sock
+
+[mysqld]
+datadir = {base}/data
+pid-file = {base}/mysqld.pid
+log-error = {base}/error.log
+skip-networking
+user = mysql
+'''
 MYSQL_SERVER = shutil.which('mariadbd', path='/usr/sbin:/usr/bin') or shutil.which('mysqld', path='/usr/sbin:/usr/bin')
 MYSQL_INSTALL_DB = shutil.which('mariadb-install-db') or shutil.which('mysql_install_db')
 MYSQL_CLIENT = shutil.which('mysql') or shutil.which('mariadb')

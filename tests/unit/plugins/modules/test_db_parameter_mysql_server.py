@@ -15,18 +15,9 @@ import os
 import pytest
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter import plan as dbp
-from ansible_collections.dbhost.tuning.tests.unit.helpers import MYSQL_CLIENT, mysql_server, run, start_mysql, stop_mysql
+from ansible_collections.dbhost.tuning.tests.unit.helpers import MYSQL_CLIENT, MYSQL_TEST_CNF, mysql_server, run, start_mysql, stop_mysql
 
-CNF = '''[client-server]
-socket = {base}/mysqld.sock
-
-[mysqld]
-datadir = {base}/data
-pid-file = {base}/mysqld.pid
-log-error = {base}/error.log
-skip-networking
-user = mysql
-innodb_flush_method = fsync
+CNF = MYSQL_TEST_CNF + '''innodb_flush_method = fsync
 innodb-buffer-pool-size = 32M   # small: a test server
 max_connections = 20
 

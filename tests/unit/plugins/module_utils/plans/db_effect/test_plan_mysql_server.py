@@ -17,22 +17,13 @@ import os
 import pytest
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_effect.plan import DbEffect
-from ansible_collections.dbhost.tuning.tests.unit.helpers import free_huge_pages, mysql_server, run, start_mysql, stop_mysql
+from ansible_collections.dbhost.tuning.tests.unit.helpers import MYSQL_TEST_CNF, free_huge_pages, mysql_server, run, start_mysql, stop_mysql
 
 pytestmark = pytest.mark.usefixtures('linux')
 
 SERVICE = 'dbhost-test-mariadb.service'
 NAME = '%s huge page setting of the engine' % SERVICE
-CNF = '''[client-server]
-socket = {base}/mysqld.sock
-
-[mysqld]
-datadir = {base}/data
-pid-file = {base}/mysqld.pid
-log-error = {base}/error.log
-skip-networking
-user = mysql
-innodb-buffer-pool-size = 32M
+CNF = MYSQL_TEST_CNF + '''innodb-buffer-pool-size = 32M
 max_connections = 20
 '''
 

@@ -97,8 +97,8 @@ def _maria_engine(scenario, case):
     """The module db_effect run alone for MariaDB's own setting (no role tunes MariaDB's huge pages here)."""
     log_name = 'effect-%s-module.log' % case
     args = json.dumps({'service': MARIA, 'engine': 'mysql', 'checks': ['engine_huge_pages']})
-    scenario.ansible(['ansible', 'all', '-i', scenario.inventory, '-o', '-m', 'dbhost.tuning.db_effect', '-a', args],
-                     log_name)
+    scenario.ansible(['ansible', 'all', '-i', scenario.inventory, '--check', '-o', '-m', 'dbhost.tuning.db_effect',
+                      '-a', args], log_name)
     with open(os.path.join(scenario.results, log_name)) as handle:
         # ansible -o: one line 'HOST | SUCCESS => {json}' among the warnings
         lines = [line for line in handle if ' | SUCCESS => {' in line]

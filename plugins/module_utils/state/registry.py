@@ -371,7 +371,7 @@ def _db_effect_spec():
 
 def _db_effect_plan(options, ctx):
     from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_effect.plan import DbEffect
-    return DbEffect(check_mode=ctx.check_mode, runner=ctx.runner, **_kwargs(options))
+    return DbEffect(check_mode=ctx.check_mode, runner=ctx.runner, db_runner=ctx.db_runner, **_kwargs(options))
 
 
 KINDS = dict((kind.name, kind) for kind in (

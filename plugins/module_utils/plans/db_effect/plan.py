@@ -74,7 +74,8 @@ class DbEffect(Plan):
     source = 'task option: db_effect.checks'
 
     def __init__(self, service, checks=None, engine=None, huge_pages_bytes=None, memlock=None, cpus=None,
-                 mems=None, direct_io_paths=None, changed_by=None, root='/', check_mode=False, runner=None):
+                 mems=None, direct_io_paths=None, changed_by=None, root='/', check_mode=False, runner=None,
+                 db_runner=None):
         self.service = service
         self.checks = list(checks or [])
         self.engine = engine
@@ -87,6 +88,8 @@ class DbEffect(Plan):
         self.root = root
         self.check_mode = check_mode
         self.runner = runner
+        # the engine's clients run from / (a server's user may not enter the module's folder)
+        self.db_runner = db_runner or runner
 
     def validate(self):
         self.root = validate.check_root(self.root)
@@ -169,7 +172,7 @@ class DbEffect(Plan):
             return checks.huge_pages(main, self.huge_pages_bytes, base_kb)
         if check == 'engine_huge_pages':
             try:
-                setting = engine.read(self.engine, main, processes, self.runner, self.root)
+                setting = engine.read(self.engine, main, processes, self.db_runner, self.root)
             except engine.EngineUnreadable as exc:
                 return checks.Answer(None, None, str(exc))
             return checks.engine_huge_pages(setting, checks.huge_pages(main, None, base_kb))

@@ -6,16 +6,22 @@
 Boots a VM of the lab (scripts/vmlab.py), prepares and tunes it as the reboot scenario does
 (tests/vm: PostgreSQL 15 on the data disk, all five roles: huge pages on node 1 and the
 service bound there), then runs pgbench inside the VM in turn:
+  tuning       (--pairs tuning) select-only (-S) before tune.yml (Debian's defaults:
+               huge_pages = try with no pool, so 4 kB pages, no binding) and after it
+               (huge pages on node 1, the service bound there, THP never, the queues
+               set): the rounds before, then the rounds after, since tuning is one-way here
   huge pages   select-only (-S) with huge_pages = on (the pool the roles sized) and off
   WAL I/O      the TPC-B-like default with wal_sync_method = open_datasync, which with
                wal_level = minimal opens the WAL with O_DIRECT (direct), and fdatasync
                (buffered, through the page cache)
 Each configuration is set with ALTER SYSTEM and a restart, checked with SHOW, and run
 --rounds times, alternating, so that a change of the machine's load hits both sides.
-Prints one line per run and the median TPS and ratio per pair. The VM is emulated (qemu
-TCG on a shared machine): the figures are for ratios, not for absolute TPS.
+Prints one line per run and the median TPS, the spread (lowest and highest) and the ratio
+per pair. The VM is emulated (qemu TCG on a shared machine): the figures are for ratios, not
+for absolute TPS.
 
 Usage: . scripts/lib.sh && python3 bench/vm_pgbench.py [--seconds 60] [--rounds 2] [--clients 4]
+       [--pairs tuning,huge,wal]
 """
 
 from __future__ import annotations
@@ -70,15 +76,44 @@ def pgbench(scenario, options, args):
     return float(match.group(1))
 
 
+def summary(title, labels, tps):
+    """'title: a 1.0 tps (0.9-1.1), b ... (medians of N, lowest-highest): a/b = r'."""
+    medians = [statistics.median(tps[label]) for label in labels]
+    return '%s: %s (medians of %d, lowest-highest): %s/%s = %.2f' % (
+        title, ', '.join('%s %.1f tps (%.1f-%.1f)' % (label, median, min(tps[label]), max(tps[label]))
+                         for label, median in zip(labels, medians)),
+        len(tps[labels[0]]), labels[0], labels[1], medians[0] / medians[1])
+
+
+def untuned_then_tuned(scenario, args):
+    """Select-only rounds on the untuned host, then tune.yml, then as many rounds on the tuned one."""
+    tps = {'untuned': [], 'tuned': []}
+    for label in ('untuned', 'tuned'):
+        if label == 'tuned':
+            scenario.step('tune.yml', scenario.tune)
+        for dummy in range(args.rounds):
+            value = pgbench(scenario, ['-S'], args)
+            tps[label].append(value)
+            print('  %-10s %-9s %8.1f tps' % ('tuning', label, value))
+            sys.stdout.flush()
+    print(summary('tuning (select-only)', ('tuned', 'untuned'), tps))
+
+
 def run(state, args):
     scenario = scenario_module.Scenario(state)
     scenario.step('prepare', scenario.prepare)
-    scenario.step('tune.yml', scenario.tune)
+    pairs = args.pairs.split(',')
+    if 'tuning' not in pairs:
+        scenario.step('tune.yml', scenario.tune)
     scenario.ssh(['cd / && runuser -u postgres -- createdb bench && runuser -u postgres -- pgbench -q -i -s %d bench'
                   % args.scale])
     print('pgbench on the VM lab (qemu TCG, 4 vCPUs on 2 NUMA nodes, PostgreSQL 15 bound to node 1), '
           'scale %d, %d clients, %d s per run' % (args.scale, args.clients, args.seconds))
-    for title, options, first, second, labels in PAIRS:
+    if 'tuning' in pairs:
+        untuned_then_tuned(scenario, args)
+    for key, (title, options, first, second, labels) in zip(('huge', 'wal'), PAIRS):
+        if key not in pairs:
+            continue
         base = WAL_BASE if title == 'WAL I/O' else {}
         tps = {labels[0]: [], labels[1]: []}
         for dummy in range(args.rounds):
@@ -89,10 +124,7 @@ def run(state, args):
                 shown = ', '.join('%s=%s' % item for item in sorted(dict(base, **settings).items()))
                 print('  %-10s %-9s %8.1f tps  (%s)' % (title, label, value, shown))
                 sys.stdout.flush()
-        medians = [statistics.median(tps[label]) for label in labels]
-        print('%s: %s %.1f tps, %s %.1f tps (medians of %d): %s/%s = %.2f'
-              % (title, labels[0], medians[0], labels[1], medians[1], args.rounds, labels[0], labels[1],
-                 medians[0] / medians[1]))
+        print(summary(title, labels, tps))
 
 
 def main():
@@ -102,6 +134,7 @@ def main():
     parser.add_argument('--clients', type=int, default=4)
     parser.add_argument('--scale', type=int, default=5)
     parser.add_argument('--name', default='bench')
+    parser.add_argument('--pairs', default='huge,wal', help='what to compare: tuning, huge, wal (comma-separated)')
     args = parser.parse_args()
     start = time.time()
     with vmlab.vm(args.name, vmlab.build()) as state:

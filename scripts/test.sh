@@ -11,7 +11,8 @@
 #   vm         the reboot scenario on a two-node NUMA VM (qemu TCG): scripts/vmlab.py
 #              run-scenario builds the Debian 12 image (cached in .cache/vmlab), boots
 #              it, tunes, reboots and checks from the real system (docs/vmlab.md);
-#              hard timeout DBHOST_VM_TIMEOUT seconds (default 1800)
+#              hard timeout DBHOST_VM_TIMEOUT seconds (default 2700: the image build and one boot
+#              for the reboot, TuneD and effect phases took 1980 s at a load average of 7-10)
 # The unit stage first installs postgresql and mariadb-server (scripts/
 # install-db-servers.sh) for the tests that start real servers.
 # Usage: scripts/test.sh [STAGE...]     (default: all stages)
@@ -201,7 +202,7 @@ stage_setup_vm() {
 # timeout signals the whole group; vmlab.py stops its VM on SIGTERM (qemu runs in a
 # session of its own, killed by its pid), and SIGKILL follows a minute later.
 stage_vm() {
-  timeout --kill-after=60 "${DBHOST_VM_TIMEOUT:-1800}" python3 scripts/vmlab.py run-scenario --name ci
+  timeout --kill-after=60 "${DBHOST_VM_TIMEOUT:-2700}" python3 scripts/vmlab.py run-scenario --name ci
 }
 
 # The host-global sysctls the scenarios may touch: remember the host's values

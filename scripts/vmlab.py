@@ -46,9 +46,11 @@ QEMU = 'qemu-system-x86_64'
 # What the image holds over minbase: booting (systemd, udev, the kernel), reboots
 # through logind (dbus, libpam-systemd: without them `shutdown` cannot reach the bus),
 # SSH and Python for Ansible, and what the tests read or run (tuned: the TuneD phase,
-# tests/vm/tuned_phase.py; the image keeps tuned.service disabled until that phase enables it).
+# tests/vm/tuned_phase.py; the image keeps tuned.service disabled until that phase enables it;
+# mariadb-server: the effect phase, tests/vm/effect_phase.py, which starts it: prepare.sh
+# disables it at boot).
 PACKAGES = ('systemd-sysv,dbus,libpam-systemd,linux-image-amd64,openssh-server,python3,'
-            'udev,kmod,e2fsprogs,numactl,iproute2,procps,postgresql,tuned')
+            'udev,kmod,e2fsprogs,numactl,iproute2,procps,postgresql,tuned,mariadb-server')
 SSH_WAIT = int(os.environ.get('DBHOST_VMLAB_SSH_WAIT', '900'))
 # No KVM inside the guest (-cpu max offers SVM/VMX; loading kvm only costs boot time).
 KERNEL_ARGS = ('root=/dev/vda rw console=ttyS0 net.ifnames=0 panic=10 mitigations=off '

@@ -20,6 +20,16 @@ description:
     hugetlb mappings, from the main process's C(/proc/<pid>/smaps)) is in huge pages, and, with
     O(huge_pages_bytes), at least that much of it. PostgreSQL with C(huge_pages=try) and a short pool, or
     MariaDB whose large pages did not fit, shows here as not in huge pages.
+  - V(engine_huge_pages) - the engine's own setting, asked of the engine where it can answer, together with what
+    its shared memory got (as V(huge_pages) reads it). PostgreSQL - C(SHOW huge_pages) and
+    C(SHOW shared_memory_size_in_huge_pages) through the socket the service listens on, as the user the server runs
+    as, and C(postgres -C huge_pages) with the server's own command line (what its configuration gives now).
+    MariaDB/MySQL - C(SHOW GLOBAL VARIABLES LIKE 'large_pages') through its socket as root, and
+    C(my_print_defaults) of the server's groups. Oracle - C(use_large_pages) of the spfile or pfile of the
+    instance in the main process's environment (C(ORACLE_SID), C(ORACLE_HOME)). Ok when the engine asks for
+    huge pages and has them; a setting that falls back to normal pages silently when the pool is short
+    (PostgreSQL C(try), MariaDB C(large_pages), Oracle C(TRUE)) is named in the detail, and the live value says
+    C(fell back to normal pages) when it did. Needs O(engine).
   - V(memlock) - every process's soft C(Max locked memory) (C(/proc/<pid>/limits)) is at least O(memlock).
   - V(cpus) - every process's C(Cpus_allowed_list) is O(cpus).
   - V(mems) - the shared memory's pages (C(/proc/<pid>/numa_maps), per node) are all on the nodes O(mems), and
@@ -46,9 +56,9 @@ options:
     type: list
     elements: str
     required: true
-    choices: [huge_pages, memlock, cpus, mems, direct_io]
+    choices: [huge_pages, engine_huge_pages, memlock, cpus, mems, direct_io]
   engine:
-    description: The database engine; needed by V(direct_io), which names its data files.
+    description: The database engine; needed by V(direct_io), which names its data files, and V(engine_huge_pages).
     type: str
     choices: [oracle, postgresql, mysql]
   huge_pages_bytes:

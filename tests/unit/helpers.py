@@ -16,12 +16,15 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import contextlib
 import glob
 import hashlib
 import os
 import pwd
+import shutil
 import subprocess
 import tempfile
+import time
 
 import pytest
 
@@ -259,6 +262,15 @@ def as_postgres(argv):
     return ['runuser', '-u', 'postgres', '--'] + argv if os.geteuid() == 0 else argv
 
 
+def free_huge_pages():
+    """HugePages_Free of this machine's /proc/meminfo (the default size's pool)."""
+    with open('/proc/meminfo') as handle:
+        for line in handle:
+            if line.startswith('HugePages_Free:'):
+                return int(line.split()[1])
+    return 0
+
+
 def new_postgres_cluster(prefix):
     """A new PostgreSQL data directory (initdb, trust, never started) in a folder of its own under
     /tmp owned by postgres: (bindir, base folder, data directory). Skips (or fails, see
@@ -281,3 +293,72 @@ def new_postgres_cluster(prefix):
                                       '--no-sync']))
     assert rc == 0, err
     return bindir, base, data
+
+
+# The start of a throwaway server's option file ({base}: its folder); a test adds its own [mysqld] lines.
+MYSQL_TEST_CNF = '''[client-server]
+socket = {base}/mysqld.sock
+
+[mysqld]
+datadir = {base}/data
+pid-file = {base}/mysqld.pid
+log-error = {base}/error.log
+skip-networking
+user = mysql
+'''
+MYSQL_SERVER = shutil.which('mariadbd', path='/usr/sbin:/usr/bin') or shutil.which('mysqld', path='/usr/sbin:/usr/bin')
+MYSQL_INSTALL_DB = shutil.which('mariadb-install-db') or shutil.which('mysql_install_db')
+MYSQL_CLIENT = shutil.which('mysql') or shutil.which('mariadb')
+
+
+def start_mysql(cnf, base):
+    """mariadbd (or mysqld) started with ``--defaults-file=cnf``, once its socket ``base``/mysqld.sock answers."""
+    server = subprocess.Popen([MYSQL_SERVER, '--defaults-file=%s' % cnf], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    for dummy in range(100):
+        if os.path.exists(os.path.join(base, 'mysqld.sock')):
+            rc, out, err = run([MYSQL_CLIENT, '-S', os.path.join(base, 'mysqld.sock'), '-N', '-B', '-e', 'SELECT 1'])
+            if rc == 0:
+                return server
+        time.sleep(0.2)
+    server.terminate()
+    with open(os.path.join(base, 'error.log')) as handle:
+        raise AssertionError('the server did not start: %s' % handle.read()[-2000:])
+
+
+def stop_mysql(server):
+    server.terminate()
+    server.wait(60)
+
+
+@contextlib.contextmanager
+def mysql_server(prefix, cnf_text):
+    """A throwaway MariaDB/MySQL server: a folder of its own under /tmp owned by mysql, ``cnf_text``
+    (``{base}`` replaced by that folder) as its option file, mariadb-install-db, then started:
+    yields {'base', 'cnf', 'process'} and stops it and removes the folder afterwards.  Skips (or
+    fails, see server_unavailable) without the server, its install tool, its client, root or a
+    mysql user."""
+    if not (MYSQL_SERVER and MYSQL_INSTALL_DB and MYSQL_CLIENT):
+        server_unavailable('no MariaDB/MySQL server, install-db tool and client installed')
+    if os.geteuid() != 0:
+        server_unavailable('needs root: the server runs as the mysql user and root logs in through the socket')
+    try:
+        mysql = pwd.getpwnam('mysql')
+    except KeyError:
+        server_unavailable('no mysql user')
+    base = tempfile.mkdtemp(prefix=prefix, dir='/tmp')
+    os.chown(base, mysql.pw_uid, mysql.pw_gid)
+    cnf = os.path.join(base, 'my.cnf')
+    with open(cnf, 'w') as handle:
+        handle.write(cnf_text.format(base=base))
+    state = {'base': base, 'cnf': cnf, 'process': None}
+    try:
+        rc, out, err = run([MYSQL_INSTALL_DB, '--defaults-file=%s' % cnf, '--skip-test-db',
+                            '--auth-root-authentication-method=socket'])
+        assert rc == 0, out + err
+        state['process'] = start_mysql(cnf, base)
+        yield state
+    finally:
+        if state['process'] is not None:
+            stop_mysql(state['process'])
+        shutil.rmtree(base, ignore_errors=True)

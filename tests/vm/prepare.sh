@@ -12,6 +12,8 @@ shared_buffers="$1"
 data=/var/lib/postgresql
 
 timeout 600 systemctl is-system-running --wait >/dev/null || true
+# MariaDB (in the image for tests/vm/effect_phase.py) runs only when that phase starts it.
+systemctl disable --now --quiet mariadb.service 2>/dev/null || true
 if ! blkid -s TYPE -o value /dev/vdb 2>/dev/null | grep -qx ext4; then
   mkfs.ext4 -q -L pgdata /dev/vdb
 fi

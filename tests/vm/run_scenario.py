@@ -13,7 +13,9 @@ state.json and stops the VM afterwards. Steps, each timed:
      TuneD: a site profile over throughput-performance, enabled for the boot (tuned_phase.py)
   5. scripts/drift-check: the records before the reboot (the predictions), and observe.py
   6. ansible.builtin.reboot
-  7. scripts/drift-check again, observe.py, `ulimit -l` of a real postgres login
+  7. scripts/drift-check again, observe.py, `ulimit -l` of a real postgres login, TuneD's
+     view; then, TuneD stopped, the effect phase (effect_phase.py): PostgreSQL and MariaDB
+     changed by hand, each case judged on the effect rows of its own drift check
   8. the files of somebody else's removed, playbooks/revert.yml --check --diff (its records
      must be the real revert's), playbooks/revert.yml twice (the second changes
      nothing), a reboot, and snapshot.py (also run before tune.yml and before the revert):
@@ -36,6 +38,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 
+import effect_phase  # noqa: E402  pylint: disable=wrong-import-position
 import tuned_phase  # noqa: E402  pylint: disable=wrong-import-position
 import verify  # noqa: E402  pylint: disable=wrong-import-position
 
@@ -66,6 +69,7 @@ def log(message):
 class Scenario:
     def __init__(self, state):
         self.state = state
+        self.root = ROOT
         self.results = os.path.join(state['folder'], 'results')
         self.inventory = os.path.join(state['folder'], 'inventory')
         self.timings = []
@@ -136,10 +140,11 @@ class Scenario:
             handle.write(text)
         return path
 
-    def drift_check(self, when):
+    def drift_check(self, when, *extra):
+        """scripts/drift-check (``extra``: more ansible-playbook arguments): (exit code, the host's records)."""
         report = os.path.join(self.results, 'drift-' + when)
         rc = self.ansible(['bash', os.path.join(ROOT, 'scripts', 'drift-check'), '--report-dir', report,
-                           '--', '-i', self.inventory], 'drift-%s.log' % when)
+                           '--', '-i', self.inventory] + list(extra), 'drift-%s.log' % when)
         with open(os.path.join(report, 'drift.json')) as handle:
             return rc, json.load(handle)['hosts'][HOST]['settings']
 
@@ -218,9 +223,12 @@ def run(scenario):
     observed = scenario.step('observe after the reboot', scenario.observe, before + after, 'after')
     login = scenario.step('postgres login limits', scenario.login_limits)
     tuned_seen = scenario.step('TuneD after the reboot', tuned_phase.observe, scenario)
-    tuned = scenario.step('snapshot before the revert', scenario.snapshot, 'tuned')
     scenario.step('remove the files of somebody else\'s', scenario.remove_site_files)
     scenario.step('TuneD stopped and disabled', tuned_phase.deactivate, scenario)
+    # after TuneD's checks and without TuneD: the phase restarts the databases and runs tune.yml again
+    effect = scenario.step('effect phase (what the databases get)', effect_phase.run, scenario,
+                           expectations(size_mb)['hugepages'])
+    tuned = scenario.step('snapshot before the revert', scenario.snapshot, 'tuned')
     preview = scenario.step('revert.yml --check --diff', scenario.revert_records, 'revert-check.json', '--check', '--diff')
     revert_exit, records = scenario.step('revert.yml', scenario.revert_records, 'revert.json')
     dummy, second_changed = scenario.step('revert.yml again', scenario.revert, 'revert-again.log')
@@ -230,7 +238,7 @@ def run(scenario):
                 'observed_before': observed_before, 'observed': observed, 'login': login,
                 'revert': {'untuned': untuned, 'tuned': tuned, 'reverted': reverted, 'exit': revert_exit,
                            'second_changed': second_changed, 'preview_exit': preview[0], 'preview': preview[1],
-                           'records': records}, 'tuned': tuned_seen}
+                           'records': records}, 'tuned': tuned_seen, 'effect': effect}
     expect = tuned_phase.expect(expectations(size_mb))
     with open(os.path.join(scenario.results, 'evidence.json'), 'w') as handle:
         json.dump({'evidence': evidence, 'expect': expect}, handle, indent=1, sort_keys=True)

@@ -319,7 +319,8 @@ class LivePlusFile(object):
                 continue
             done.after[key] = self.read_one(key)
             if self.refuse_unmet_readback and not self.live_meets(key, done.after[key], desired[key]):
-                done.refused[key] = 'the kernel reads back %r' % (done.after[key],)
+                # the kernel took the write but stored another value (clamped or rounded): asked vs read back
+                done.refused[key] = 'clamped on write: asked %r, read back %r' % (want, done.after[key])
                 done.changes.pop(key, None)
 
     # ---------------------------------------------------------------- the words

@@ -25,7 +25,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platfo
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import sysfs
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import validate
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import confine, read_text, rooted
+from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import confine, kernel_path, read_text, rooted
 from ansible_collections.dbhost.tuning.plugins.module_utils.sizing.shm import SizingError, human_size, parse_size
 
 GLOBAL_POOLS = '/sys/kernel/mm/hugepages'
@@ -257,3 +257,28 @@ def room_hint(root, pool, live):
         return ('%d more pages need %s, more than the %s available now: the kernel would allocate fewer'
                 % (pool.count - live, human_size(extra), human_size(free)))
     return ''
+
+
+def per_node(root, pool):
+    """'node0 38, node1 40': how the kernel spread a pool of ``pool``'s size over the NUMA nodes (each node's
+    nr_hugepages), '' without node folders."""
+    found = []
+    base = str(kernel_path(root, '/sys/devices/system/node'))
+    names = os.listdir(base) if os.path.isdir(base) else []
+    for name in sorted((n for n in names if re.match(r'^node[0-9]+\Z', n)), key=lambda n: int(n[4:])):
+        text = sysfs.read_text(kernel_path(root, NODE_POOLS % int(name[4:]) + '/hugepages-%dkB/nr_hugepages'
+                                           % pool.size_kb))
+        if text is not None and text.strip().isdigit():
+            found.append('%s %s' % (name, text.strip()))
+    return ', '.join(found)
+
+
+def short_words(root, pool, asked, asked_where, live):
+    """(detail, reason) of a pool whose count the kernel allocated short of what was asked, or (None, None)."""
+    if not isinstance(live, int) or not isinstance(asked, int) or live >= asked:
+        return None, None
+    spread = per_node(root, pool) if pool.node is None else ''
+    reason = 'short: the kernel allocated %d of the %d pages asked' % (live, asked)
+    detail = '%s (%s), short by %d%s' % (reason, asked_where, asked - live,
+                                         '; allocated per node: %s' % spread if spread else '')
+    return detail, reason

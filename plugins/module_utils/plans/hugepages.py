@@ -44,7 +44,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.formats import tmpfi
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.base import Plan
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.kernel_backends import LinuxBackend
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.hugepage_pools import (
-    GLOBAL_POOLS, Kernel, read_pools, room_hint)
+    GLOBAL_POOLS, Kernel, read_pools, room_hint, short_words)
 
 DEFAULT_SYSCTL_FILE = '/etc/sysctl.d/90-dbhost-tuning-hugepages.conf'
 DEFAULT_TMPFILES_FILE = '/etc/tmpfiles.d/90-dbhost-tuning-hugepages.conf'
@@ -378,8 +378,14 @@ class HugePages(Plan):
             if self.persist and after_file and not after_file.startswith('the kernel command line'):
                 self._cmdline_notes(persisted.cmdline, pool, after_value, details)
             status = self.gate.status(live_ok, persisted_ok, shadowed=shadowed)
+            reason = None
+            if self.gate.check_mode and live_ok is False and persisted_ok:
+                # asked (at boot, by the file that persists it) and got fewer: the kernel allocated it short
+                value, where = persisted.resolve(pool)
+                short, reason = short_words(self.root, pool, _as_count(value), 'asked by %s' % where, live_now)
+                details.insert(0, short)
             return Setting(pool.name, target, pool.count, live_now, persisted_now, status,
-                           '; '.join(d for d in details if d), comparison=self.comparison)
+                           '; '.join(d for d in details if d), comparison=self.comparison, reason=reason)
         return Setting(pool.name, target, pool.count, live_now, persisted_now, FAILED, '; '.join(details),
                        comparison=self.comparison)
 

@@ -34,6 +34,7 @@ import re
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.errors import InputError
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.files import read_text, rooted
 from ansible_collections.dbhost.tuning.plugins.module_utils.formats import mycnf, oracle_pfile, sizes
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_effect import engine as engine_setting
 from ansible_collections.dbhost.tuning.plugins.module_utils.sizing.units import human_size
 
 # MariaDB 10.11's defaults (MariaDB documentation, the system variables of InnoDB, MyISAM and Aria).
@@ -158,24 +159,13 @@ def _pg_show(binary, config, runner, user):
 
 
 # ------------------------------------------------------------------ Oracle
-SPFILE_LINE = re.compile(r'(?m)^\s*([A-Za-z0-9_$#*]+\.[A-Za-z_][A-Za-z0-9_#$]*\s*=.*)$')
-
-
 def _oracle_instance(root, sid, home):
     """(bytes, file) of one instance's SGA: the larger of sga_max_size and sga_target, spfile first."""
-    for name in ('spfile%s.ora' % sid, 'spfile.ora', 'init%s.ora' % sid):
-        path = os.path.join(home, 'dbs', name)
-        try:
-            with open(str(rooted(root, path)), 'rb') as handle:
-                data = handle.read().decode('latin-1')
-        except (IOError, OSError):
-            continue
-        # an spfile is binary; its parameters are text lines in it, as in a pfile
-        text = '\n'.join(SPFILE_LINE.findall(data)) if name.startswith('spfile') else data
-        try:
-            entries = oracle_pfile.parse(text, source=path)
-        except oracle_pfile.PfileError as exc:
-            raise InputError('shared_memory_size engine: %s' % exc)
+    try:
+        path, entries = engine_setting.oracle_parameters(root, sid, home)
+    except oracle_pfile.PfileError as exc:
+        raise InputError('shared_memory_size engine: %s' % exc)
+    if path is not None:
         found = [_size(oracle_pfile.resolve(entries, key, sid)[0][0], '%s %s' % (path, key))
                  for key in ('sga_max_size', 'sga_target') if oracle_pfile.resolve(entries, key, sid)[0]]
         if found:

@@ -256,34 +256,45 @@ def _effect_row(name, status):
 
 
 EFFECT_ROWS = ['postgresql@15-main.service %s' % what for what in (
-    'shared memory in huge pages', 'locked memory', 'CPUs', 'memory nodes')]
-EFFECT_CASES = {'pg-try': ('shared memory in huge pages', 'drift'), 'pg-sized': ('shared memory in huge pages', 'ok'),
-                'maria-before': ('data files with O_DIRECT', 'pending_restart'),
-                'maria-after': ('data files with O_DIRECT', 'ok'), 'maria-forced': ('data files with O_DIRECT', 'drift')}
+    'shared memory in huge pages', 'huge page setting of the engine', 'locked memory', 'CPUs', 'memory nodes')]
 
 
 def _with_effect(data):
+    """The evidence with the effect phase's rows as a run that passes gives them."""
     for when in ('before', 'after'):
         data['evidence'][when].extend(_effect_row(name, 'ok') for name in EFFECT_ROWS)
     data['evidence']['effect'] = dict(
-        (case, {('postgresql@15-main.service ' if what.startswith('shared') else 'mariadb.service ') + what: {
-            'status': status}}) for case, (what, status) in EFFECT_CASES.items())
+        (case, dict((name, {'status': status, 'live': 'the start, %s and the rest' % (live or '')})
+                    for name, status, live in rows))
+        for case, rows in _effect_phase().EXPECT.items())
     return data
+
+
+def _effect_phase():
+    return verify._effect_phase()   # pylint: disable=protected-access
 
 
 def test_effect_phase_passes_with_the_right_statuses(recorded):
     passed, failed = judge(_with_effect(recorded))
     assert failed == []
-    assert sum(1 for line in passed if line.startswith(('effect pg-', 'effect maria-'))) == 5
+    assert sum(1 for line in passed if line.startswith(('effect pg-', 'effect maria-'))) == 11
 
 
-@pytest.mark.parametrize('case, status', [('pg-try', 'ok'), ('maria-before', 'drift'), ('maria-forced', 'ok')])
-def test_effect_phase_fails_a_missed_fallback(recorded, case, status):
+@pytest.mark.parametrize('case, name, status, live', [
+    ('pg-try', 'postgresql@15-main.service shared memory in huge pages', 'ok', None),
+    ('pg-try', 'postgresql@15-main.service huge page setting of the engine', 'drift', 'huge_pages = try, in huge'),
+    ('pg-try', 'node1/hugepages-2048kB', 'drift', 'live differs'),
+    ('maria-before', 'mariadb.service data files with O_DIRECT', 'drift', None),
+    ('maria-large', 'mariadb.service huge page setting of the engine', 'ok', None),
+    ('maria-forced', 'mariadb.service data files with O_DIRECT', 'ok', None)])
+def test_effect_phase_fails_a_missed_fallback(recorded, case, name, status, live):
     data = _with_effect(recorded)
-    row = next(iter(data['evidence']['effect'][case].values()))
+    row = data['evidence']['effect'][case][name]
     row['status'] = status
+    if live:
+        row['live'] = live
     failed = judge(data)[1]
-    assert len(failed) == 1 and failed[0].startswith('effect %s: ' % case)
+    assert len(failed) == 1 and failed[0].startswith('effect %s: %s is ' % (case, name)), failed
 
 
 def test_effect_phase_fails_a_false_alarm_on_the_tuned_instance(recorded):

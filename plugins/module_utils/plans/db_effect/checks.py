@@ -192,3 +192,26 @@ def direct_io(processes, engine, folders):
     if buffered:
         detail += '; buffered: %s' % ', '.join(buffered[:5]) + (' ...' if len(buffered) > 5 else '')
     return Answer(not buffered, live, detail)
+
+
+def engine_huge_pages(setting, huge):
+    """The engine's own huge page setting (engine.Setting) with what its shared memory got (huge_pages's Answer):
+    got when the engine asks for huge pages and has them; a setting that falls back silently is named."""
+    live = '%s = %s' % (setting.name, setting.value)
+    detail = 'read by %s' % setting.how
+    if setting.pages is not None:
+        detail += '; it needs %d huge pages' % setting.pages
+    if setting.configured is not None and setting.configured.lower() != str(setting.value).lower():
+        detail += '; its configuration now gives %s (read at its next start)' % setting.configured
+    if setting.mode is None:
+        return Answer(None, live, '%s; not a value of %s this check knows' % (detail, setting.name))
+    if setting.mode == 'off':
+        return Answer(False, live + ', no huge pages asked', detail + '; the engine does not ask for huge pages')
+    if huge.got is None:
+        return Answer(None, live, '%s; %s' % (detail, huge.detail))
+    if setting.mode == 'fallback':
+        detail += '; %s falls back to normal pages silently when the pool is short' % live
+    if not huge.got:
+        return Answer(False, '%s, %s: %s' % (live, 'fell back to normal pages' if setting.mode == 'fallback'
+                                            else 'not in huge pages', huge.live), detail)
+    return Answer(True, '%s, in huge pages: %s' % (live, huge.live), detail)

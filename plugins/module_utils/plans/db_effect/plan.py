@@ -27,14 +27,14 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.formats import mycnf
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.result import (
     DRIFT, OK, PENDING_RESTART, UNSUPPORTED, Setting)
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.base import Plan
-from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_effect import checks, service as services
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_effect import checks, engine, service as services
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_effect.procfs import Process
 
-CHECKS = ('huge_pages', 'memlock', 'cpus', 'mems', 'direct_io')
+CHECKS = ('huge_pages', 'engine_huge_pages', 'memlock', 'cpus', 'mems', 'direct_io')
 ENGINES = ('oracle', 'postgresql', 'mysql')
 # What each check's record is named after the service, and what it wants.
-LABELS = {'huge_pages': 'shared memory in huge pages', 'memlock': 'locked memory', 'cpus': 'CPUs',
-          'mems': 'memory nodes', 'direct_io': 'data files with O_DIRECT'}
+LABELS = {'huge_pages': 'shared memory in huge pages', 'engine_huge_pages': 'huge page setting of the engine',
+          'memlock': 'locked memory', 'cpus': 'CPUs', 'mems': 'memory nodes', 'direct_io': 'data files with O_DIRECT'}
 
 
 def _mycnf_includes(root, path, seen):
@@ -86,6 +86,8 @@ class DbEffect(Plan):
         self.root = options.root
         self.gate = context.gate
         self.runner = context.runner
+        # the engine's clients run from / (a server's user may not enter the module's folder)
+        self.db_runner = context.db_runner or context.runner
 
     def validate(self):
         self.root = validate.check_root(self.root)
@@ -105,8 +107,9 @@ class DbEffect(Plan):
                 raise InputError('checks: %s is asked, but %s is not given' % (
                     check, {'direct_io': 'direct_io_paths (Oracle\'s data files are every file under them)',
                             'mems': 'mems (or cpus)'}.get(check, check)))
-        if 'direct_io' in self.checks and self.engine is None:
-            raise InputError('checks: direct_io needs engine (which files are the data files)')
+        for check, why in (('direct_io', 'which files are the data files'), ('engine_huge_pages', 'whom to ask')):
+            if check in self.checks and self.engine is None:
+                raise InputError('checks: %s needs engine (%s)' % (check, why))
         for name in ('cpus', 'mems'):
             value = getattr(self, name)
             if value not in (None, '') and not str(value).startswith('node:'):
@@ -124,6 +127,7 @@ class DbEffect(Plan):
     def desired(self):
         wanted = {'huge_pages': 'in huge pages' + (' (%s)' % checks.mib(int(self.huge_pages_bytes) // 1024)
                                                    if self.huge_pages_bytes else ''),
+                  'engine_huge_pages': '%s asking for huge pages, and in them' % engine.NAMES.get(self.engine),
                   'memlock': str(self.memlock), 'cpus': self._cpu_text(self.cpus),
                   'direct_io': 'O_DIRECT'}
         if 'mems' in self.checks:
@@ -164,6 +168,12 @@ class DbEffect(Plan):
     def _answer(self, check, main, processes, desired, base_kb):
         if check == 'huge_pages':
             return checks.huge_pages(main, self.huge_pages_bytes, base_kb)
+        if check == 'engine_huge_pages':
+            try:
+                setting = engine.read(self.engine, main, processes, self.db_runner, self.root)
+            except engine.EngineUnreadable as exc:
+                return checks.Answer(None, None, str(exc))
+            return checks.engine_huge_pages(setting, checks.huge_pages(main, None, base_kb))
         if check == 'memlock':
             return checks.memlock(processes, self.memlock)
         if check == 'cpus':

@@ -5,8 +5,12 @@
 
 my.cnf read as the server reads it (formats/mycnf.py): !include and !includedir
 followed, only the groups the server reads for its version, the last option read wins.
-Our edit goes to the option that wins, or a new line in ``mysql_section`` of ``path``
-(the section added at the end when the file has none).  The live side is
+Our edit goes to the option that wins in ``path`` and what it includes, or a new line in
+``mysql_section`` of ``path`` (the section added at the end when the file has none).  What
+the server then reads is judged over its whole chain of option files when ``path`` is one
+of them or included from them (a file of conf.d edited while a later one sets the option
+again is ``shadowed``, naming that file); a ``path`` outside that chain (a server started
+with --defaults-file) is its own chain.  The live side is
 @@GLOBAL.<name> through the mysql (or mariadb) client; every file change waits for a
 restart.
 """
@@ -29,6 +33,10 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter.c
 SERVER_BINARIES = ('/usr/sbin/mariadbd', '/usr/sbin/mysqld', '/usr/libexec/mariadbd', '/usr/libexec/mysqld')
 # The option modifiers of "Program Option Modifiers": --skip-x, --enable-x, --disable-x, --maximum-x.
 OPTION_MODIFIERS = ('skip_', 'enable_', 'disable_', 'maximum_')
+# The option files the server reads when started without --defaults-file, in this order
+# (`my_print_defaults --help`: "Default options are read from the following files in the
+# given order: /etc/my.cnf /etc/mysql/my.cnf ~/.my.cnf"; the last, a user's, is no server's).
+SERVER_FILES = ('/etc/my.cnf', '/etc/mysql/my.cnf')
 _HELP_OPTION = re.compile(r'^  (?:-[^ ,], )?--([A-Za-z0-9][A-Za-z0-9_-]*)')
 
 
@@ -88,6 +96,7 @@ class MysqlEngine(Engine):
         self.version = None
         self.new_section = False
         self.loose = set()
+        self.server_items = []
 
     def validate_name(self, name):
         if not isinstance(name, str) or not mycnf.NAME_RE.match(name):
@@ -148,6 +157,23 @@ class MysqlEngine(Engine):
         self.notes = []
         self.new_section = False
         self._visit(self.plan.path, override, [])
+        self.server_items = self._server_chain(override)
+
+    def _server_chain(self, override):
+        """The items the server reads from its default option files, when ``path`` is among the files
+        they reach; else ``path``'s own.  The files and notes of path's chain are kept as they were."""
+        own = (self.files, self.file_by_shown, self.items, self.notes)
+        self.files, self.file_by_shown, self.items, self.notes = [], {}, [], []
+        try:
+            for top in SERVER_FILES:
+                if self.read(top, override) is not None:
+                    self._visit(top, override, [])
+        except InputError:
+            self.file_by_shown = {}   # a chain the server cannot read is not judged here
+        reached = self.plan.path in self.file_by_shown
+        server_items = self.items
+        self.files, self.file_by_shown, self.items, self.notes = own
+        return server_items if reached else self.items
 
     def _visit(self, shown, override, chain):
         text = self.read_included(shown, override, chain)
@@ -171,15 +197,15 @@ class MysqlEngine(Engine):
             if name.endswith('.cnf') and os.path.isfile(os.path.join(local, name)):
                 self._visit(os.path.join(folder, name), override, chain)
 
-    def winner(self, key):
+    def winner(self, key, items=None):
         found = None
-        for item in self.items:
+        for item in self.items if items is None else items:
             if item.kind == 'option' and item.key == key and mycnf.server_reads(item.group, self.version):
                 found = item
         return found
 
     def persisted(self, key):
-        winner = self.winner(key)
+        winner = self.winner(key, self.server_items)
         if winner is None:
             return NOT_PERSISTED
         value = 'ON' if winner.value is None else winner.value

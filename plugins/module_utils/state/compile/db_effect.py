@@ -7,8 +7,9 @@ Made from the calls the roles' compile steps already made, once they all ran
 (state/desired.py compile_state): each role that tunes a service for a database checks, in
 one read-only db_effect call owned by that role, that the running service gets it:
 
-- shared_memory with ``shared_memory_service``: its shared memory in huge pages (when it
-  plans huge page pools) and its locked memory (the LimitMEMLOCK of its resource_limits call);
+- shared_memory with ``shared_memory_service``: its shared memory in huge pages and the
+  engine's own huge page setting (``shared_memory_engine``'s; both when it plans huge page
+  pools) and its locked memory (the LimitMEMLOCK of its resource_limits call);
 - processor_sets with ``processor_sets_service``: its CPUs and its memory's NUMA nodes;
 - direct_io, each ``direct_io_databases`` item with a ``service`` whose parameters ask for
   direct I/O: its data files under ``direct_io_mounts`` opened with O_DIRECT.
@@ -27,6 +28,8 @@ __metaclass__ = type
 import os
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import compare
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_effect.engine import NAMES
+from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_effect.plan import LABELS
 from ansible_collections.dbhost.tuning.plugins.module_utils.state.compile.common import Call, role_var
 
 KIND = 'db_effect'
@@ -39,8 +42,6 @@ FSTAB = '/etc/fstab'   # the mount_options plan's file when the role names none 
 # The parameter values that make the engine open its data files with O_DIRECT.
 DIRECT_IO_PARAMS = {'mysql': ('innodb_flush_method', ('O_DIRECT', 'O_DIRECT_NO_FSYNC')),
                     'oracle': ('filesystemio_options', ('SETALL', 'DIRECTIO'))}
-LABELS = {'huge_pages': 'shared memory in huge pages', 'memlock': 'locked memory', 'cpus': 'CPUs',
-          'mems': 'memory nodes', 'direct_io': 'data files with O_DIRECT'}
 
 
 def _live_root(kwargs):
@@ -50,6 +51,7 @@ def _live_root(kwargs):
 def _add(state, owner, service, kwargs, sources, label=None):
     """One record per check, keyed as the plan names its records, and the call."""
     desired = {'huge_pages': 'in huge pages', 'memlock': kwargs.get('memlock'), 'cpus': kwargs.get('cpus'),
+               'engine_huge_pages': '%s asking for huge pages, and in them' % NAMES.get(kwargs.get('engine')),
                'mems': kwargs.get('mems') or 'the nodes of the CPUs', 'direct_io': 'O_DIRECT'}
     for check in kwargs['checks']:
         state.add(KIND, '%s %s' % (service, LABELS[check]), desired[check], compare.EXACT, owner, sources[check])
@@ -66,13 +68,16 @@ def _shared_memory(state, inputs):
     service = call.kwargs['service']
     dropin = UNIT_FOLDER % (service, call.kwargs.get('dropin_name') or '90-dbhost-tuning.conf')
     checks, changed_by = ['memlock'], [dropin]
+    engine = v.get('shared_memory_engine')
     if any(c.owner == 'shared_memory' and c.kind == 'hugepages' for c in state.calls):
-        checks.insert(0, 'huge_pages')
+        # the engine's own setting too: huge_pages, large_pages, use_large_pages (plans/db_effect/engine.py)
+        checks[:0] = ['huge_pages'] + (['engine_huge_pages'] if engine in NAMES else [])
         changed_by.append(HUGEPAGES_FILE)
     memlock = call.kwargs['service_limits']['LimitMEMLOCK']
     _add(state, 'shared_memory', service, dict(
-        checks=checks, engine=v.get('shared_memory_engine'), memlock=str(memlock), changed_by=changed_by),
+        checks=checks, engine=engine, memlock=str(memlock), changed_by=changed_by),
         {'huge_pages': 'role variable: shared_memory_hugepages (shared_memory_service %s)' % service,
+         'engine_huge_pages': 'role variable: shared_memory_engine %s (shared_memory_service %s)' % (engine, service),
          'memlock': 'sizing: LimitMEMLOCK of shared_memory_service %s' % service})
 
 

@@ -17,7 +17,7 @@ from ansible_collections.dbhost.tuning.plugins.module_utils.state import registr
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter import postgresql as dbp_postgresql
 from ansible_collections.dbhost.tuning.plugins.module_utils.plans.db_parameter.common import plain_value
 from ansible_collections.dbhost.tuning.plugins.modules import db_parameter
-from ansible_collections.dbhost.tuning.tests.unit.helpers import db_parameter_plan, digest, read, records
+from ansible_collections.dbhost.tuning.tests.unit.helpers import db_parameter_plan, digest, put, read, records
 
 FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
                         'fixtures', 'db')
@@ -570,3 +570,42 @@ def test_debian_my_cnf_symlinks_are_kept(tmp_path, run_module):
     dangling = run_module(db_parameter, {'engine': 'mysql', 'path': MYCNF, 'root': root,
                                          'params': {'innodb_flush_method': 'O_DIRECT'}})
     assert dangling['failed'] is True and 'does not exist' in dangling['msg']   # not the host's file
+
+
+def _debian_mariadb(tmp_path):
+    """Debian's layout: my.cnf includes mariadb.conf.d, where a site file sorts after 50-server.cnf."""
+    root = str(tmp_path)
+    put(root, '/etc/mysql/my.cnf', '[client-server]\nsocket = /run/mysqld/mysqld.sock\n'
+                                   '!includedir /etc/mysql/mariadb.conf.d/\n')
+    put(root, '/etc/mysql/mariadb.conf.d/50-server.cnf', '[mysqld]\nuser = mysql\ninnodb_flush_method = fsync\n')
+    put(root, '/etc/mysql/mariadb.conf.d/60-site.cnf', '# site policy\n[mariadb]\ninnodb_flush_method = fsync\n')
+    return root
+
+
+def test_mysql_an_included_file_a_later_one_overrides_is_shadowed_naming_it(tmp_path, run_module):
+    root = _debian_mariadb(tmp_path)
+    server = '/etc/mysql/mariadb.conf.d/50-server.cnf'
+    args = {'engine': 'mysql', 'path': server, 'root': root, 'read_live': False,
+            'params': {'innodb_flush_method': 'O_DIRECT'}}
+    before = digest(root)
+    check = records(run_module(db_parameter, args, check_mode=True))['innodb_flush_method']
+    assert digest(root) == before
+    assert (check['status'], check['persisted']) == ('shadowed', 'fsync')
+    assert '/etc/mysql/mariadb.conf.d/60-site.cnf line 3 [mariadb] sets \'fsync\' and wins over %s' % server \
+        in check['detail'], check['detail']
+    # written where it was asked, and not reported as done: the server reads 60-site.cnf's value
+    result = run_module(db_parameter, args)
+    assert result['failed'] is True and 'shadowed' in result['msg']
+    assert read(root, server) == '[mysqld]\nuser = mysql\ninnodb_flush_method = O_DIRECT\n'
+    assert records(result)['innodb_flush_method']['status'] == 'shadowed'
+
+
+def test_mysql_the_servers_own_option_file_edits_the_winning_line(tmp_path, run_module):
+    root = _debian_mariadb(tmp_path)
+    result = run_module(db_parameter, {'engine': 'mysql', 'path': '/etc/mysql/my.cnf', 'root': root,
+                                       'read_live': False, 'params': {'innodb_flush_method': 'O_DIRECT'}})
+    assert records(result)['innodb_flush_method']['status'] == 'pending_restart' and not result.get('failed')
+    assert read(root, '/etc/mysql/mariadb.conf.d/60-site.cnf') == \
+        '# site policy\n[mariadb]\ninnodb_flush_method = O_DIRECT\n'
+    assert read(root, '/etc/mysql/mariadb.conf.d/50-server.cnf') == \
+        '[mysqld]\nuser = mysql\ninnodb_flush_method = fsync\n'

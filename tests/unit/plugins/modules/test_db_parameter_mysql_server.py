@@ -11,31 +11,14 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import os
-import pwd
-import shutil
-import subprocess
-import tempfile
-import time
 
 import pytest
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.state import registry
-from ansible_collections.dbhost.tuning.tests.unit.helpers import db_parameter_plan, run, server_unavailable
+from ansible_collections.dbhost.tuning.tests.unit.helpers import (
+    MYSQL_CLIENT, MYSQL_TEST_CNF, db_parameter_plan, mysql_server, run, start_mysql, stop_mysql)
 
-SERVER = shutil.which('mariadbd', path='/usr/sbin:/usr/bin') or shutil.which('mysqld', path='/usr/sbin:/usr/bin')
-INSTALL_DB = shutil.which('mariadb-install-db') or shutil.which('mysql_install_db')
-CLIENT = shutil.which('mysql') or shutil.which('mariadb')
-
-CNF = '''[client-server]
-socket = {base}/mysqld.sock
-
-[mysqld]
-datadir = {base}/data
-pid-file = {base}/mysqld.pid
-log-error = {base}/error.log
-skip-networking
-user = mysql
-innodb_flush_method = fsync
+CNF = MYSQL_TEST_CNF + '''innodb_flush_method = fsync
 innodb-buffer-pool-size = 32M   # small: a test server
 max_connections = 20
 
@@ -44,54 +27,15 @@ max_connections = 30
 '''
 
 
-def _start(cnf, base):
-    server = subprocess.Popen([SERVER, '--defaults-file=%s' % cnf], stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL)
-    for dummy in range(100):
-        if os.path.exists(os.path.join(base, 'mysqld.sock')):
-            rc, out, err = run([CLIENT, '-S', os.path.join(base, 'mysqld.sock'), '-N', '-B', '-e', 'SELECT 1'])
-            if rc == 0:
-                return server
-        time.sleep(0.2)
-    server.terminate()
-    with open(os.path.join(base, 'error.log')) as handle:
-        raise AssertionError('the server did not start: %s' % handle.read()[-2000:])
-
-
-def _stop(server):
-    server.terminate()
-    server.wait(60)
-
-
 @pytest.fixture
 def server():
-    if not (SERVER and INSTALL_DB and CLIENT):
-        server_unavailable('no MariaDB/MySQL server, install-db tool and client installed')
-    if os.geteuid() != 0:
-        server_unavailable('needs root: the server runs as the mysql user and root logs in through the socket')
-    try:
-        mysql = pwd.getpwnam('mysql')
-    except KeyError:
-        server_unavailable('no mysql user')
-    base = tempfile.mkdtemp(prefix='dbhost-my-', dir='/tmp')
-    os.chown(base, mysql.pw_uid, mysql.pw_gid)
-    cnf = os.path.join(base, 'my.cnf')
-    with open(cnf, 'w') as handle:
-        handle.write(CNF.format(base=base))
-    rc, out, err = run([INSTALL_DB, '--defaults-file=%s' % cnf, '--skip-test-db',
-                        '--auth-root-authentication-method=socket'])
-    assert rc == 0, out + err
-    state = {'base': base, 'cnf': cnf, 'process': _start(cnf, base)}
-    try:
+    with mysql_server('dbhost-my-', CNF) as state:
         yield state
-    finally:
-        _stop(state['process'])
-        shutil.rmtree(base, ignore_errors=True)
 
 
 def _plan(server, params, check_mode=False):
     return db_parameter_plan('mysql', params,
-                             registry.Context(check_mode=check_mode, runner=run, bin_path=lambda name: CLIENT),
+                             registry.Context(check_mode=check_mode, runner=run, bin_path=lambda name: MYSQL_CLIENT),
                              path=server['cnf'], login_host=os.path.join(server['base'], 'mysqld.sock'))
 
 
@@ -120,8 +64,8 @@ def test_real_server_persisted_live_and_restart(server):
     again = _plan(server, params).run()
     assert again.changed is False and again.restart_required is True
 
-    _stop(server['process'])
-    server['process'] = _start(server['cnf'], server['base'])
+    stop_mysql(server['process'])
+    server['process'] = start_mysql(server['cnf'], server['base'])
     after_restart = _plan(server, params).run()
     assert [(s.status, s.live) for s in after_restart.settings] == [
         ('ok', '33554432'), ('ok', 'O_DIRECT'), ('ok', '40')]

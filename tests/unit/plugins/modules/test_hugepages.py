@@ -429,3 +429,37 @@ def test_a_file_of_our_name_in_run_boots_until_ours_masks_it_and_its_lines_are_c
         + 'vm.nr_hugepages = 16\nvm.hugetlb_shm_group = 54322\n')
     again = run_module(hugepages, {'pages': [{'count': 16}], 'root': root})
     assert again['changed'] is False and [s['status'] for s in again['settings']] == ['ok']
+
+
+def test_a_pool_the_kernel_allocated_short_of_what_was_asked_is_named_with_its_nodes(root, kernel, run_module):
+    # asked at boot by our file, allocated short (fragmented memory at boot, or taken by another pool)
+    put(root, SYSCTL_FILE, SYSCTL_HEADER + 'vm.nr_hugepages = 512\n')
+    put(root, G2M, '300\n')
+    put(root, N0_2M, '120\n')
+    put(root, N1_1G.replace('1048576kB', '2048kB'), '180\n')
+    before = digest(root)
+    result = run_module(hugepages, {'pages': [{'count': 512}], 'root': root}, check_mode=True)
+    rec = records(result)['hugepages-2048kB']
+    assert (rec['status'], rec['desired'], rec['live'], rec['persisted']) == ('drift', 512, 300, 512)
+    assert rec['reason'] == 'short: the kernel allocated 300 of the 512 pages asked'
+    assert rec['detail'].startswith('short: the kernel allocated 300 of the 512 pages asked (asked by %s), short by '
+                                    '212; allocated per node: node0 120, node1 180' % SYSCTL_FILE), rec['detail']
+    assert digest(root) == before
+
+
+def test_a_node_pool_allocated_short_names_the_file_that_asks_it(root, kernel, run_module):
+    put(root, TMPFILES_FILE, TMPFILES_HEADER + 'w %s - - - - 4\n' % N1_1G)
+    put(root, N1_1G, '1\n')
+    rec = records(run_module(hugepages, {'pages': [{'size': '1G', 'count': 4, 'node': 1}], 'root': root},
+                             check_mode=True))['node1/hugepages-1048576kB']
+    assert rec['status'] == 'drift' and rec['reason'] == 'short: the kernel allocated 1 of the 4 pages asked'
+    assert rec['detail'].startswith('short: the kernel allocated 1 of the 4 pages asked (asked by %s), short by 3'
+                                    % TMPFILES_FILE) and 'per node' not in rec['detail']
+
+
+def test_a_pool_not_yet_asked_is_plain_drift_not_short(root, kernel, run_module):
+    put(root, G2M, '300\n')
+    rec = records(run_module(hugepages, {'pages': [{'count': 512}], 'root': root}, check_mode=True))[
+        'hugepages-2048kB']
+    assert rec['status'] == 'drift' and 'short' not in rec['detail'] and rec['reason'] != ''
+    assert not rec['reason'].startswith('short')

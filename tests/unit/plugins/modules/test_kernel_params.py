@@ -163,6 +163,29 @@ def test_refused_key_reported_others_applied(root, run_module, monkeypatch):
     assert read(root, OUR_FILE) == HEADER + 'fs.aio-max-nr = 1048576\n'
 
 
+def test_a_value_the_kernel_clamps_on_write_is_named_asked_and_read_back(root, run_module, monkeypatch):
+    # fs.pipe-max-size: the kernel rounds a size up to a power-of-two number of pages (fs/pipe.c
+    # round_pipe_size): 100000 bytes is stored as 131072
+    put(root, 'proc/sys/fs/pipe-max-size', '1048576\n')
+    real_write = kernel_backends.LinuxBackend.write_live
+
+    def write_live(self, key, value):
+        if key == 'fs.pipe-max-size':
+            pages = -(-int(value) // 4096)
+            return real_write(self, key, str(4096 * (1 << (pages - 1).bit_length())))
+        return real_write(self, key, value)
+    monkeypatch.setattr(kernel_backends.LinuxBackend, 'write_live', write_live)
+    result = run_module(kernel_params, {'params': {'fs.pipe-max-size': 100000, 'fs.aio-max-nr': 1048576},
+                                        'root': root})
+    record = records(result)['fs.pipe-max-size']
+    assert result['failed'] is True and 'fs.pipe-max-size' in result['msg']
+    assert (record['status'], record['desired'], record['live']) == ('failed', '100000', '131072')
+    assert record['detail'].startswith("the kernel refused '100000': clamped on write: asked '100000', read back "
+                                       "'131072'; not persisted"), record['detail']
+    # what the kernel would not keep is not written for the next boot either
+    assert read(root, OUR_FILE) == HEADER + 'fs.aio-max-nr = 1048576\n'
+
+
 def test_absent_removes_our_line_only(root, run_module):
     run_module(kernel_params, {'params': {'kernel.panic_on_oops': 1, 'fs.aio-max-nr': 1048576}, 'root': root})
     result = run_module(kernel_params, {'params': ['kernel.panic_on_oops'], 'state': 'absent', 'root': root})

@@ -21,7 +21,7 @@ import pytest
 
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import numa
 from ansible_collections.dbhost.tuning.plugins.module_utils.state import registry
-from ansible_collections.dbhost.tuning.tests.unit.helpers import as_postgres, make_plan, new_postgres_cluster, run
+from ansible_collections.dbhost.tuning.tests.unit.helpers import as_postgres, free_huge_pages, make_plan, new_postgres_cluster, run
 
 pytestmark = pytest.mark.usefixtures('linux')
 
@@ -89,6 +89,10 @@ class Cluster(object):
         return 0, 'MainPID=%d\nControlGroup=%s\nActiveState=active\nLoadState=loaded\n' % (
             self.main, self.cgroup or '/dbhost-test-no-cgroup'), ''
 
+    def runner(self, argv):
+        """systemctl answered as above; every other command (psql, postgres -C) run for real."""
+        return self.systemctl(argv) if argv[:1] == ['systemctl'] else run(argv)
+
 
 @pytest.fixture
 def cluster():
@@ -114,16 +118,8 @@ def _records(cluster, **kwargs):
     return dict((s.name, s) for s in result.settings), result
 
 
-def _free_huge_pages():
-    with open('/proc/meminfo') as handle:
-        for line in handle:
-            if line.startswith('HugePages_Free:'):
-                return int(line.split()[1])
-    return 0
-
-
 def test_real_postgresql_memlock_cpus_and_huge_pages_as_its_proc_says(cluster):
-    if _free_huge_pages() >= cluster.huge_pages_needed():
+    if free_huge_pages() >= cluster.huge_pages_needed():
         pytest.skip('this machine has free huge pages enough for the cluster: the 4 kB fallback cannot be shown')
     cluster.start()
     # the limit pg_ctl started it with, asked of a shell started the same way (runuser, PAM)
@@ -169,15 +165,58 @@ def test_real_postgresql_in_huge_pages_once_the_pool_is_sized_from_what_it_asks(
     except (IOError, OSError) as exc:
         pytest.skip('cannot size the huge page pool here (%s)' % exc)
     try:
-        if _free_huge_pages() < needed:
-            pytest.skip('the kernel allocated the pool short (%d free, %d needed)' % (_free_huge_pages(), needed))
+        if free_huge_pages() < needed:
+            pytest.skip('the kernel allocated the pool short (%d free, %d needed)' % (free_huge_pages(), needed))
         cluster.conf('huge_pages = on\n')
         cluster.start()
         records, dummy = _records(cluster, checks=['huge_pages'], huge_pages_bytes=needed * 2 * 1024 * 1024)
         record = records['%s shared memory in huge pages' % SERVICE]
         assert record.status == 'ok', record.as_dict()
         assert '(2048 kB pages)' in record.live and '/anon_hugepage (deleted)' in record.detail
+        result = make_plan('db_effect', dict(service=SERVICE, checks=['engine_huge_pages'], engine='postgresql'),
+                           registry.Context(runner=cluster.runner, check_mode=True)).run()
+        engine = result.settings[0]
+        assert engine.status == 'ok', engine.as_dict()
+        assert engine.live.startswith('huge_pages = on, in huge pages: ') and 'silently' not in engine.detail
     finally:
         cluster.stop()
         with open(NR_HUGEPAGES, 'w') as handle:
             handle.write('%d\n' % before)
+
+
+ENGINE = '%s huge page setting of the engine' % SERVICE
+
+
+def test_real_postgresql_engine_setting_read_through_its_socket_and_its_command_line(cluster):
+    needed = cluster.huge_pages_needed()
+    if free_huge_pages() >= needed:
+        pytest.skip('this machine has free huge pages enough for the cluster: the 4 kB fallback cannot be shown')
+    cluster.start()
+    result = make_plan('db_effect', dict(service=SERVICE, checks=['engine_huge_pages'], engine='postgresql'),
+                       registry.Context(runner=cluster.runner, check_mode=True)).run()
+    record = dict((s.name, s) for s in result.settings)[ENGINE]
+    # huge_pages = try and no pool: the server runs, silently in 4 kB pages
+    assert record.status == 'drift', record.as_dict()
+    assert record.live.startswith('huge_pages = try, fell back to normal pages: 0 MiB of '), record.live
+    assert record.desired == 'huge_pages asking for huge pages, and in them'
+    assert record.detail == ('read by SHOW through %s/.s.PGSQL.%d; it needs %d huge pages; huge_pages = try falls '
+                             'back to normal pages silently when the pool is short' % (cluster.base, cluster.port, needed))
+
+    # the configuration changed under the running server: postgres -C with its own command line says so
+    cluster.conf('huge_pages = on\n')
+    again = make_plan('db_effect',
+                      dict(service=SERVICE, checks=['engine_huge_pages'], engine='postgresql', changed_by=[os.path.join(cluster.data, 'postgresql.conf')]),
+                      registry.Context(runner=cluster.runner, check_mode=True)).run()
+    record = dict((s.name, s) for s in again.settings)[ENGINE]
+    assert 'its configuration now gives on (read at its next start)' in record.detail, record.detail
+    assert record.status == 'pending_restart' and again.restart_required is True
+
+
+def test_real_postgresql_engine_setting_off(cluster):
+    cluster.conf('huge_pages = off\n')
+    cluster.start()
+    result = make_plan('db_effect', dict(service=SERVICE, checks=['engine_huge_pages'], engine='postgresql'),
+                       registry.Context(runner=cluster.runner, check_mode=True)).run()
+    record = dict((s.name, s) for s in result.settings)[ENGINE]
+    assert (record.status, record.live) == ('drift', 'huge_pages = off, no huge pages asked'), record.as_dict()
+    assert record.detail.endswith('; the engine does not ask for huge pages')

@@ -47,7 +47,8 @@ def test_each_tuned_service_gets_its_checks_owned_by_its_role():
     memlock = [c.kwargs['service_limits']['LimitMEMLOCK'] for c in state.calls if c.kind == 'resource_limits'][0]
     assert _effects(state) == [
         ('shared_memory', 'db_effect %s' % service, {
-            'checks': ['huge_pages', 'memlock'], 'engine': 'postgresql', 'memlock': memlock, 'service': service,
+            'checks': ['huge_pages', 'engine_huge_pages', 'memlock'], 'engine': 'postgresql', 'memlock': memlock,
+            'service': service,
             'changed_by': ['/etc/systemd/system/%s.d/90-dbhost-tuning.conf' % service,
                            '/etc/sysctl.d/90-dbhost-tuning-hugepages.conf']}),
         ('processor_sets', 'db_effect %s' % service, {
@@ -58,9 +59,14 @@ def test_each_tuned_service_gets_its_checks_owned_by_its_role():
             'changed_by': ['/etc/mysql/my.cnf', '/etc/mysql', '/etc/fstab']})]
     records = dict((r['key'], r) for r in state.records if r['kind'] == 'db_effect')
     assert sorted(records) == sorted([
-        '%s shared memory in huge pages' % service, '%s locked memory' % service, '%s CPUs' % service,
+        '%s shared memory in huge pages' % service, '%s huge page setting of the engine' % service,
+        '%s locked memory' % service, '%s CPUs' % service,
         '%s memory nodes' % service, 'mariadb.service data files with O_DIRECT'])
     assert records['%s locked memory' % service]['owner'] == 'shared_memory'
+    engine_record = records['%s huge page setting of the engine' % service]
+    assert engine_record['desired'] == 'huge_pages asking for huge pages, and in them'
+    assert engine_record['source'] == 'role variable: shared_memory_engine postgresql (shared_memory_service %s)' \
+        % service
     assert records['mariadb.service data files with O_DIRECT']['source'] == \
         'user: direct_io_databases[0].params (innodb_flush_method)'
 

@@ -50,6 +50,24 @@ def first_present(root, paths):
     return None, None
 
 
+def same_name(root, our_file, folders):
+    """(path as on the system, text) of the file of ``our_file``'s name that boots while ours does
+    not exist: the first of the folders after ours in ``folders`` (their order of precedence)
+    holding it, or (None, None).  A name in an earlier folder masks the same name in a later one
+    (sysctl.d(5), tmpfiles.d(5)), so writing ours hides it."""
+    folder, name = os.path.dirname(our_file), os.path.basename(our_file)
+    if folder not in folders:
+        return None, None
+    later = folders[folders.index(folder) + 1:]
+    return first_present(root, [os.path.join(other, name) for other in later])
+
+
+def carried_over(header, path, text):
+    """The text our file starts from when it is first written over ``path``, the file of its name
+    in a later folder that it masks: our header, then that file's lines, their origin named."""
+    return '%s\n# Lines carried over from %s, which this file masks (same name).\n%s' % (header, path, text)
+
+
 def search(root, folders, extra=None, suffix='.conf'):
     """[(path as on the system, local path)] of the files found, sorted by file name.
 

@@ -181,6 +181,26 @@ def boot_files(root='/', extra=None):
     return [(shown, local) for shown, local in confd.search(root, SEARCH_DIRS, extra) if not confd.is_masked(local)]
 
 
+def boot_texts(root, ours, text):
+    """[(path as on the system, text)] systemd-tmpfiles reads at boot, our file ``ours`` holding
+    ``text``; while ours does not exist (None), the file of its name in a later folder (/run,
+    /usr/local/lib, /usr/lib) boots in its place, shown by its own path."""
+    shown_as = ours
+    if text is None:
+        shown_as, text = confd.same_name(root, ours, SEARCH_DIRS)
+    texts = confd.texts_at_boot(root, boot_files(root, extra=ours), ours, text)
+    return [(shown_as if shown == ours and shown_as else shown, found) for shown, found in texts]
+
+
+def base_text(root, ours, text, header):
+    """The text our file is written from: its own, or while it does not exist, the lines of the file
+    of its name in a later folder (which ours masks once written, so they are carried over), or None."""
+    if text is not None:
+        return text
+    path, found = confd.same_name(root, ours, SEARCH_DIRS)
+    return None if path is None else confd.carried_over(header, path, found)
+
+
 def effective_writes(files):
     """{path: (value, shown file)} that boot applies; ``files`` is [(shown, text)] in order.
 

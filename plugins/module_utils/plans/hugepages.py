@@ -178,8 +178,8 @@ class HugePages(Plan):
         allocates that pool (formats/cmdline.py): then the command line is its source.
         """
         root = self.root
-        tmpfiles_exact, tmpfiles_globs = tmpfiles.effective_writes(confd.texts_at_boot(
-            root, tmpfiles.boot_files(root, extra=self.tmpfiles_file), self.tmpfiles_file, tmpfiles_text))
+        tmpfiles_exact, tmpfiles_globs = tmpfiles.effective_writes(
+            tmpfiles.boot_texts(root, self.tmpfiles_file, tmpfiles_text))
         # vm.nr_hugepages at boot as kernel_params reads it: one reading of sysctl.d, the kernel's
         # parse of the winning text, TuneD's [sysctl] (then sysctl.d again with reapply_sysctl)
         sysctl_boot = LinuxBackend(root).persisted_resolver(self.sysctl_file, sysctl_text)
@@ -305,8 +305,7 @@ class HugePages(Plan):
         base_path, base = LinuxBackend(self.root).same_name(self.sysctl_file)
         if base_path is None:
             return None
-        return '%s\n# Lines carried over from %s, which this file masks (same name).\n%s' % (
-            SYSCTL_HEADER, base_path, base)
+        return confd.carried_over(SYSCTL_HEADER, base_path, base)
 
     def apply(self, desired, live, persisted, module):
         if not self.supported:
@@ -315,7 +314,8 @@ class HugePages(Plan):
         sysctl_before, tmpfiles_before = persisted.texts
         afters = [sysctl.render(self._sysctl_base(sysctl_before), sysctl_changes, header=SYSCTL_HEADER)
                   if sysctl_changes else sysctl_before,
-                  tmpfiles.render(tmpfiles_before, tmpfiles_changes, header=TMPFILES_HEADER)
+                  tmpfiles.render(tmpfiles.base_text(self.root, self.tmpfiles_file, tmpfiles_before, TMPFILES_HEADER),
+                                  tmpfiles_changes, header=TMPFILES_HEADER)
                   if tmpfiles_changes else tmpfiles_before]
         changes = [FileChange(local, before, after, shown_path=shown)
                    for (shown, local), before, after in zip(persisted.files, persisted.texts, afters)]

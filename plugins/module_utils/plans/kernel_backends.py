@@ -147,11 +147,7 @@ class LinuxBackend(object):
         """(path, text) of the file of our file's name that boots while ours does not exist: the
         first of the later sysctl.d folders holding it (sysctl.d(5): the same name in an earlier
         folder masks it, so writing ours hides it), or (None, None)."""
-        folder, name = os.path.dirname(our_file), os.path.basename(our_file)
-        if folder not in sysctl.SEARCH_DIRS:
-            return None, None
-        later = sysctl.SEARCH_DIRS[sysctl.SEARCH_DIRS.index(folder) + 1:]
-        return confd.first_present(self.root, [os.path.join(other, name) for other in later])
+        return confd.same_name(self.root, our_file, sysctl.SEARCH_DIRS)
 
     def boot_module_note(self, key):
         """Why ``key`` is not set at boot although a file sets it: its /proc/sys entry comes with a

@@ -24,7 +24,6 @@ __metaclass__ = type
 import os
 from collections import namedtuple
 
-from ansible_collections.dbhost.tuning.plugins.module_utils.engine import confd
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine.compare import same_value
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import platforms
 from ansible_collections.dbhost.tuning.plugins.module_utils.engine import sysfs
@@ -208,8 +207,7 @@ class SysfsAttributes(LivePlusFile, Plan):
         THP's mode that no tmpfiles line writes is what the next boot's kernel command line
         sets (transparent_hugepage=), if it sets it: the command line is then its source.
         """
-        exact, globs = tmpfiles.effective_writes(
-            confd.texts_at_boot(self.root, tmpfiles.boot_files(self.root, extra=self.file), self.file, text))
+        exact, globs = tmpfiles.effective_writes(tmpfiles.boot_texts(self.root, self.file, text))
 
         def resolve(path):
             value, shown = tmpfiles.resolve(exact, globs, path)
@@ -231,7 +229,7 @@ class SysfsAttributes(LivePlusFile, Plan):
         boot_line = cmdline.next_boot(self.root) if THP_ENABLED in desired else None
         self.tuned = tuned_host.active(self.root)
         return TmpfilesFile(path=local, text=text, ours=tmpfiles.write_values(text), cmdline=boot_line,
-                            resolve=self._resolver(text or '', boot_line))
+                            resolve=self._resolver(text, boot_line))
 
     # ---------------------------------------------------------------- applying
     def applies_here(self, desired):
@@ -263,10 +261,12 @@ class SysfsAttributes(LivePlusFile, Plan):
 
     def file_text(self, desired, persisted, done):
         text = persisted.text
-        return tmpfiles.render(text, done.changes, header=HEADER) if done.changes else text
+        if not done.changes:
+            return text
+        return tmpfiles.render(tmpfiles.base_text(self.root, self.file, text, HEADER), done.changes, header=HEADER)
 
     def applied(self, desired, persisted, done):
-        done.resolve_after = self._resolver(done.change.after or '', persisted.cmdline)
+        done.resolve_after = self._resolver(done.change.after, persisted.cmdline)
 
     # ---------------------------------------------------------------- reporting
     def render(self, result, desired, live, persisted, done):

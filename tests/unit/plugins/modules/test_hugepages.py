@@ -431,6 +431,23 @@ def test_a_file_of_our_name_in_run_boots_until_ours_masks_it_and_its_lines_are_c
     assert again['changed'] is False and [s['status'] for s in again['settings']] == ['ok']
 
 
+def test_a_tmpfiles_file_of_our_name_in_run_boots_until_ours_masks_it_and_its_lines_are_carried(
+        root, kernel, run_module):
+    # tmpfiles.d(5): the same rule for the pools written by systemd-tmpfiles
+    run_file = TMPFILES_FILE.replace('/etc/', '/run/')
+    other = N0_2M.replace('2048kB', '1048576kB')
+    put(root, run_file, 'w %s - - - - 4\nw %s - - - - 2\n' % (N1_1G, other))
+    dry = run_module(hugepages, {'pages': [{'size': '1G', 'count': 4, 'node': 1}], 'root': root}, check_mode=True)
+    assert (records(dry)['node1/hugepages-1048576kB']['persisted'], records(dry)['node1/hugepages-1048576kB']['status']) \
+        == (4, 'drift')   # persisted at boot by /run's file, not live yet
+    run_module(hugepages, {'pages': [{'size': '1G', 'count': 6, 'node': 1}], 'root': root})
+    assert read(root, TMPFILES_FILE) == (
+        TMPFILES_HEADER + '# Lines carried over from %s, which this file masks (same name).\n' % run_file
+        + 'w %s - - - - 6\nw %s - - - - 2\n' % (N1_1G, other))
+    again = run_module(hugepages, {'pages': [{'size': '1G', 'count': 6, 'node': 1}], 'root': root})
+    assert again['changed'] is False and [s['status'] for s in again['settings']] == ['ok']
+
+
 def test_a_pool_the_kernel_allocated_short_of_what_was_asked_is_named_with_its_nodes(root, kernel, run_module):
     # asked at boot by our file, allocated short (fragmented memory at boot, or taken by another pool)
     put(root, SYSCTL_FILE, SYSCTL_HEADER + 'vm.nr_hugepages = 512\n')

@@ -247,3 +247,25 @@ def test_real_host_check_mode_reads_live_and_changes_nothing(run_module, monkeyp
     with open(REAL_THP) as handle:
         assert handle.read() == raw
     assert os.path.exists(OURS) == existed
+
+
+def test_a_file_of_our_name_in_run_boots_until_ours_masks_it_and_its_lines_are_carried(root, run_module):
+    # tmpfiles.d(5): /etc's file masks /run's of the same name; while ours is absent /run's boots
+    run_file = OURS.replace('/etc/', '/run/')
+    put(root, run_file, 'w %s - - - - never\nw /sys/block/sda/queue/read_ahead_kb - - - - 4096\n' % THP)
+    put(root, THP, 'always madvise [never]\n')
+    before = digest(root)
+    dry = run_module(sysfs_attr, {'attributes': {THP: 'never', RQ: 2}, 'root': root}, check_mode=True)
+    assert digest(root) == before
+    found = records(dry)
+    assert (found[THP]['status'], found[THP]['persisted'], found[THP]['target']) == ('ok', 'never', OURS)
+    assert found[RQ]['status'] == 'drift' and found[RQ]['persisted'] is None
+    applied = run_module(sysfs_attr, {'attributes': {THP: 'never', RQ: 2}, 'root': root})
+    assert records(applied)[RQ]['status'] == 'changed' and records(applied)[RQ]['persisted'] == '2'
+    assert records(applied)[THP]['persisted'] == 'never'
+    assert read(root, OURS) == (
+        HEADER + '# Lines carried over from %s, which this file masks (same name).\n' % run_file
+        + 'w %s - - - - never\nw /sys/block/sda/queue/read_ahead_kb - - - - 4096\nw %s - - - - 2\n' % (THP, RQ))
+    assert read(root, run_file).startswith('w %s - - - - never\n' % THP)
+    again = run_module(sysfs_attr, {'attributes': {THP: 'never', RQ: 2}, 'root': root})
+    assert again['changed'] is False and [s['status'] for s in again['settings']] == ['ok', 'ok']

@@ -259,6 +259,7 @@ def test_a_file_of_our_name_in_run_boots_until_ours_masks_it_and_its_lines_are_c
     assert digest(root) == before
     found = records(dry)
     assert (found[THP]['status'], found[THP]['persisted'], found[THP]['target']) == ('ok', 'never', OURS)
+    assert found[THP]['detail'].startswith('persisted by %s;' % run_file)   # the file that boots, not ours
     assert found[RQ]['status'] == 'drift' and found[RQ]['persisted'] is None
     applied = run_module(sysfs_attr, {'attributes': {THP: 'never', RQ: 2}, 'root': root})
     assert records(applied)[RQ]['status'] == 'changed' and records(applied)[RQ]['persisted'] == '2'

@@ -93,8 +93,8 @@ class HostState(Plan):
         self.roles = list(roles) if roles else default_roles(inputs)
         self.ctx = context = context or Context()
         self.gate = context.gate
-        self.facts_reader = facts_reader or (lambda root, subsets: host_facts.gather(root, subsets,
-                                                                                    runner=context.runner))
+        self.facts_reader = facts_reader or (
+            lambda root, subsets: host_facts.gather(root, subsets, runner=context.runner))
         self.state = None
         self.ran = []
         self._views = {}

@@ -212,6 +212,6 @@ def engine_huge_pages(setting, huge):
     if setting.mode == 'fallback':
         detail += '; %s falls back to normal pages silently when the pool is short' % live
     if not huge.got:
-        return Answer(False, '%s, %s: %s' % (live, 'fell back to normal pages' if setting.mode == 'fallback'
-                                            else 'not in huge pages', huge.live), detail)
+        how = 'fell back to normal pages' if setting.mode == 'fallback' else 'not in huge pages'
+        return Answer(False, '%s, %s: %s' % (live, how, huge.live), detail)
     return Answer(True, '%s, in huge pages: %s' % (live, huge.live), detail)

@@ -154,8 +154,8 @@ def _mysql_client(binary):
 
 def _mysql_configured(main, runner):
     """large_pages as the server's option files give it (my_print_defaults, the last setting wins)."""
-    defaults = [a for a in _cmdline(main)[1:3] if a.startswith(('--defaults-file=', '--defaults-extra-file=',
-                                                              '--no-defaults'))]
+    options = ('--defaults-file=', '--defaults-extra-file=', '--no-defaults')
+    defaults = [a for a in _cmdline(main)[1:3] if a.startswith(options)]
     out = _run(runner, ['my_print_defaults'] + defaults + MYSQL_GROUPS, 'my_print_defaults')
     value = 'OFF'
     for line in out.splitlines():

@@ -246,8 +246,8 @@ def test_prune_keeps_the_last_runs_and_what_the_next_run_is_marked_with(spec):
     assert _run_ids(store, 'eu') == ['run-2026-12-03T00:00:00+00:00', 'run-2026-12-04T00:00:00+00:00']
     assert _run_ids(store, 'us') == ['run-2026-11-30T00:00:00+00:00']
     left = store.query('SELECT DISTINCT run_id FROM records UNION SELECT DISTINCT run_id FROM run_hosts')
-    assert sorted(row['run_id'] for row in left) == ['run-2026-11-30T00:00:00+00:00', 'run-2026-12-03T00:00:00+00:00',
-                                                      'run-2026-12-04T00:00:00+00:00']
+    assert sorted(row['run_id'] for row in left) == [
+        'run-2026-11-30T00:00:00+00:00', 'run-2026-12-03T00:00:00+00:00', 'run-2026-12-04T00:00:00+00:00']
     # The next run is marked against the last one, since-when carried from the first run, long pruned.
     fifth = history.place_in_history(report({'db1': [('a', 'drift', 7), ('b', 'drift', 2)]}, '2026-12-05T00:00:00+00:00'),
                                      ledger=spec, scope='eu')

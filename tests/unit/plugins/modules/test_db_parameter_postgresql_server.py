@@ -37,8 +37,9 @@ def cluster():
 
 
 def _plan(cluster, params, check_mode=False):
-    return db_parameter_plan('postgresql', params, registry.Context(check_mode=check_mode, runner=run,
-                                              bin_path=lambda name: os.path.join(cluster['bindir'], name)),
+    context = registry.Context(check_mode=check_mode, runner=run,
+                               bin_path=lambda name: os.path.join(cluster['bindir'], name))
+    return db_parameter_plan('postgresql', params, context,
                              path=os.path.join(cluster['data'], 'postgresql.conf'), login_host=cluster['base'],
                              login_port=cluster['port'], fail_on_shadowed=False)
 

@@ -125,8 +125,8 @@ def test_automatic_mode_when_the_recommended_profile_is_not_known(root, run_modu
     # throughput-performance (THP always) and virtual-guest (none here: TuneD refuses it, writes nothing)
     put(root, '/etc/tuned/profile_mode', 'auto\n')
     put(root, '/etc/system-release-cpe', 'cpe:/o:redhat:enterprise_linux:7.9:ga:server\n')
-    put(root, '/usr/lib/tuned/recommend.d/50-tuned.conf', '[throughput-performance]\nvirt=\nsystem=.*server.*\n\n'
-                                                            '[virtual-guest]\nvirt=.+\n\n[balanced]\n')
+    put(root, '/usr/lib/tuned/recommend.d/50-tuned.conf',
+        '[throughput-performance]\nvirt=\nsystem=.*server.*\n\n[virtual-guest]\nvirt=.+\n\n[balanced]\n')
     put(root, '/usr/lib/tuned/virtual-guest/tuned.conf', '[sysfs]\n/sys/kernel/mm/ksm/run = 1\n')
     before = digest(root)
     found = run(run_module, root, {THP: 'never', KSM: 1})
@@ -140,8 +140,8 @@ def test_automatic_mode_when_the_recommended_profile_is_not_known(root, run_modu
     assert found[KSM]['status'] == 'drift' and found[KSM]['persisted'] == '1 or unset'
     # no server in system-release-cpe and no virt rule left: TuneD starts balanced whatever virt-what says
     put(root, '/etc/system-release-cpe', 'cpe:/o:redhat:enterprise_linux:9::baseos\n')
-    put(root, '/usr/lib/tuned/recommend.d/50-tuned.conf', '[throughput-performance]\nvirt=\nsystem=.*server.*\n\n'
-                                                            '[balanced]\n')
+    put(root, '/usr/lib/tuned/recommend.d/50-tuned.conf',
+        '[throughput-performance]\nvirt=\nsystem=.*server.*\n\n[balanced]\n')
     put(root, '/usr/lib/tuned/balanced/tuned.conf', '[main]\nsummary=balanced\n')
     found = run(run_module, root, {THP: 'never', KSM: 1})
     assert found[THP]['status'] == 'drift' and 'TuneD' not in found[THP]['detail']

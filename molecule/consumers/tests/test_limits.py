@@ -165,7 +165,7 @@ def test_pam_limits_layouts(container):
     for seed in range(1, PAM_LAYOUTS + 1):
         layout = pam_layout(seed)
         write(host, {'files': layout})
-        records = ours(host, {'limits_list': [{'domain': USER, 'type': side, 'item': 'memlock', 'value': '1'}
+        records = ours(host, {'limits': [{'domain': USER, 'type': side, 'item': 'memlock', 'value': '1'}
                                               for side in ('soft', 'hard')], 'comparison': 'minimum'})
         session = host.run("runuser -l %s -c 'ulimit -Sl; ulimit -Hl'", USER)
         assert session.rc == 0, expect.output(session)

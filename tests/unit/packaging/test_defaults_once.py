@@ -144,3 +144,16 @@ def test_the_filter_takes_the_roles_shares():
     documented = _yaml('plugins', 'filter', 'shm_settings.yml')['DOCUMENTATION']['options']
     for option, name in sizes.ROLE_DEFAULTS:
         assert str(documented[option]['default']) == str(shared_memory[name])
+
+
+def test_the_consumers_limits_runner_takes_the_modules_defaults():
+    """molecule/consumers/files/limits_plan.py makes resource_limits' plan in a container without
+    Ansible, so without registry.py: its defaults are the module's spec's, and its options all of them."""
+    import importlib.util
+    from ansible_collections.dbhost.tuning.plugins.module_utils.state import registry
+    path = os.path.join(CHECKOUT, 'molecule', 'consumers', 'files', 'limits_plan.py')
+    loaded = importlib.util.spec_from_file_location('consumers_limits_plan', path)
+    runner = importlib.util.module_from_spec(loaded)
+    loaded.loader.exec_module(runner)
+    spec = registry.spec('resource_limits')
+    assert runner.DEFAULTS == dict((name, rules.get('default')) for name, rules in spec.items())

@@ -166,7 +166,7 @@ def test_pam_limits_layouts(container):
         layout = pam_layout(seed)
         write(host, {'files': layout})
         records = ours(host, {'limits': [{'domain': USER, 'type': side, 'item': 'memlock', 'value': '1'}
-                                              for side in ('soft', 'hard')], 'comparison': 'minimum'})
+                                         for side in ('soft', 'hard')], 'comparison': 'minimum'})
         session = host.run("runuser -l %s -c 'ulimit -Sl; ulimit -Hl'", USER)
         assert session.rc == 0, expect.output(session)
         real = tuple(kb(line) for line in session.stdout.split())

@@ -62,6 +62,17 @@ def same_name(root, our_file, folders):
     return first_present(root, [os.path.join(other, name) for other in later])
 
 
+def texts_in_place(root, files, ours, text, folders):
+    """texts_at_boot() of ``files``, where while our file ``ours`` does not exist (``text`` None) the
+    file of its name in a later folder of ``folders`` (same_name) boots in its place, shown by its
+    own path."""
+    shown_as = ours
+    if text is None:
+        shown_as, text = same_name(root, ours, folders)
+    return [(shown_as if shown == ours and shown_as else shown, found)
+            for shown, found in texts_at_boot(root, files, ours, text)]
+
+
 def carried_over(header, path, text):
     """The text our file starts from when it is first written over ``path``, the file of its name
     in a later folder that it masks: our header, then that file's lines, their origin named."""

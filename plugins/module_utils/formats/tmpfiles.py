@@ -185,11 +185,7 @@ def boot_texts(root, ours, text):
     """[(path as on the system, text)] systemd-tmpfiles reads at boot, our file ``ours`` holding
     ``text``; while ours does not exist (None), the file of its name in a later folder (/run,
     /usr/local/lib, /usr/lib) boots in its place, shown by its own path."""
-    shown_as = ours
-    if text is None:
-        shown_as, text = confd.same_name(root, ours, SEARCH_DIRS)
-    texts = confd.texts_at_boot(root, boot_files(root, extra=ours), ours, text)
-    return [(shown_as if shown == ours and shown_as else shown, found) for shown, found in texts]
+    return confd.texts_in_place(root, boot_files(root, extra=ours), ours, text, SEARCH_DIRS)
 
 
 def base_text(root, ours, text, header):

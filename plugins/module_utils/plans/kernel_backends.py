@@ -137,11 +137,8 @@ class LinuxBackend(object):
         """[(path, text)] systemd-sysctl reads, our file holding ``our_text``; while our file does
         not exist (None), the file of its name in a later folder (/run, /usr/local/lib, /usr/lib)
         is what boots in its place."""
-        shown_as = our_file
-        if our_text is None:
-            shown_as, our_text = self.same_name(our_file)
-        texts = confd.texts_at_boot(self.root, sysctl.boot_files(self.root, extra=our_file), our_file, our_text)
-        return [(shown_as if shown == our_file and shown_as else shown, text) for shown, text in texts]
+        return confd.texts_in_place(self.root, sysctl.boot_files(self.root, extra=our_file), our_file, our_text,
+                                    sysctl.SEARCH_DIRS)
 
     def same_name(self, our_file):
         """(path, text) of the file of our file's name that boots while ours does not exist: the
